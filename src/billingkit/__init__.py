@@ -1,0 +1,1 @@
+"""billingkit: embeddable subscription and usage billing."""

@@ -1,0 +1,138 @@
+"""One error hierarchy for the whole library.
+
+Every error has a stable ``code`` and the HTTP status the REST adapter answers with. Services raise
+these; the HTTP adapter renders them as ``{code, http_status_code, message}``. This module imports
+nothing from billingkit, so every layer (including the pure domain core) may raise these errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "BillingError",
+    "IdempotencyConflict",
+    "InternalError",
+    "InvalidOperation",
+    "NotFound",
+    "PayloadTooLarge",
+    "PermissionDenied",
+    "Unauthorized",
+    "ValidationError",
+    "VersionConflict",
+]
+
+
+class BillingError(Exception):
+    """Base of every error billingkit raises on purpose.
+
+    ``code`` is stable and machine-readable; ``message`` is for people; ``details`` carries
+    structured context (for validation errors, ``{"field": "<json name>", ...}``).
+    """
+
+    code: ClassVar[str] = "internal_error"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape of this error: ``{code, http_status_code, message[, details]}``."""
+        body: dict[str, Any] = {
+            "code": self.code,
+            "http_status_code": self.http_status,
+            "message": self.message,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class ValidationError(BillingError):
+    """Invalid input. ``field`` names the offending field in JSON (snake_case) terms."""
+
+    code = "validation_error"
+    http_status = 400
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        merged = dict(details or {})
+        if field is not None:
+            merged.setdefault("field", field)
+        super().__init__(message, details=merged)
+        self.field = field
+
+
+class InvalidOperation(BillingError):
+    """A well-formed request that the resource's current state does not allow."""
+
+    code = "invalid_operation"
+    http_status = 400
+
+
+class Unauthorized(BillingError):
+    """Missing, malformed, unknown, expired or revoked credentials."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class PermissionDenied(BillingError):
+    """Authenticated, but the caller's roles do not grant the permission."""
+
+    code = "permission_denied"
+    http_status = 403
+
+
+class NotFound(BillingError):
+    """No such resource in the caller's tenant and environment."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class AlreadyExists(BillingError):
+    """A uniqueness rule (external id, lookup key, code, ...) would be broken."""
+
+    code = "already_exists"
+    http_status = 409
+
+
+class IdempotencyConflict(BillingError):
+    """An idempotency key was reused with a different request."""
+
+    code = "idempotency_conflict"
+    http_status = 409
+
+
+class VersionConflict(BillingError):
+    """An update named a stale ``version`` of the resource (optimistic locking)."""
+
+    code = "version_conflict"
+    http_status = 409
+
+
+class PayloadTooLarge(BillingError):
+    """A request body above the configured size limit."""
+
+    code = "payload_too_large"
+    http_status = 413
+
+
+class InternalError(BillingError):
+    """An unexpected failure. Its message never carries internals."""
+
+    code = "internal_error"
+    http_status = 500
