@@ -1,1 +1,73 @@
-"""billingkit: embeddable subscription and usage billing."""
+"""billingkit: embeddable subscription and usage billing.
+
+>>> from billingkit import Billing
+>>> billing = Billing()                                  # in memory, system clock
+>>> setup = billing.bootstrap(tenant_name="Acme")
+>>> env = setup.environments[0][0]
+>>> customers = billing.scope(setup.tenant.id, env.id).customers
+>>> customers.create(external_id="c-1", name="Ada Lovelace").name
+'Ada Lovelace'
+"""
+
+from billingkit.clock import SystemClock, TestClock
+from billingkit.domain.access import Account, Actor, ApiKey, Environment, Role, Tenant
+from billingkit.domain.customers import Customer
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
+from billingkit.domain.resources import Status
+from billingkit.errors import (
+    AlreadyExists,
+    BillingError,
+    InternalError,
+    InvalidOperation,
+    NotFound,
+    PermissionDenied,
+    Unauthorized,
+    ValidationError,
+    VersionConflict,
+)
+from billingkit.facade import Billing, Scoped
+from billingkit.storage.memory import MemoryStorage
+
+__all__ = [
+    "Account",
+    "Actor",
+    "AlreadyExists",
+    "ApiKey",
+    "Billing",
+    "BillingError",
+    "Customer",
+    "Environment",
+    "Filter",
+    "InternalError",
+    "InvalidOperation",
+    "ListQuery",
+    "MemoryStorage",
+    "NotFound",
+    "NotificationEvent",
+    "Op",
+    "Page",
+    "PermissionDenied",
+    "Role",
+    "Scoped",
+    "SqlStorage",
+    "Sort",
+    "Status",
+    "SystemClock",
+    "Tenant",
+    "TestClock",
+    "Unauthorized",
+    "ValidationError",
+    "VersionConflict",
+]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # SqlStorage pulls in SQLAlchemy engines and Alembic; load it only when asked for.
+    if name == "SqlStorage":
+        from billingkit.storage.sql import SqlStorage
+
+        return SqlStorage
+    raise AttributeError(f"module 'billingkit' has no attribute {name!r}")

@@ -1,0 +1,199 @@
+"""Access: tenants, environments, accounts, API keys, roles and permissions.
+
+A role grants (entity, action) permissions; a caller is allowed when any of its roles grants the
+permission. ``super_admin`` grants everything; ``event_ingestor`` may write events but not read them,
+``event_reader`` the reverse; a key holding both may do both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from billingkit.domain.resources import EnvironmentResource, Record, TenantResource, iso
+from billingkit.domain.validation import UtcDatetime
+from billingkit.errors import PermissionDenied, ValidationError
+
+__all__ = [
+    "ROLES",
+    "Account",
+    "AccountType",
+    "Action",
+    "Actor",
+    "ApiKey",
+    "Environment",
+    "EnvironmentType",
+    "Role",
+    "Tenant",
+    "role_covers",
+    "validate_roles",
+]
+
+
+class Action(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+class Role(StrEnum):
+    SUPER_ADMIN = "super_admin"
+    ALL_READER = "all_reader"
+    ALL_WRITER = "all_writer"
+    EVENT_INGESTOR = "event_ingestor"
+    EVENT_READER = "event_reader"
+
+
+ANY = "*"
+
+# role -> {entity: actions}; "*" matches every entity.
+ROLES: dict[Role, dict[str, frozenset[Action]]] = {
+    Role.SUPER_ADMIN: {ANY: frozenset(Action)},
+    Role.ALL_READER: {ANY: frozenset({Action.READ})},
+    Role.ALL_WRITER: {ANY: frozenset({Action.READ, Action.WRITE})},
+    Role.EVENT_INGESTOR: {"event": frozenset({Action.WRITE})},
+    Role.EVENT_READER: {"event": frozenset({Action.READ})},
+}
+
+
+def _grants(role: Role, entity: str, action: Action) -> bool:
+    rules = ROLES[role]
+    return action in rules.get(entity, frozenset()) or action in rules.get(ANY, frozenset())
+
+
+def role_covers(roles: Iterable[Role], role: Role) -> bool:
+    """True when ``roles`` together grant every permission ``role`` grants (so may hand it out)."""
+    held = list(roles)
+    if Role.SUPER_ADMIN in held:
+        return True
+    if role is Role.SUPER_ADMIN:
+        return False
+    return all(
+        any(_grants(r, entity, action) for r in held)
+        for entity, actions in ROLES[role].items()
+        for action in actions
+    )
+
+
+def validate_roles(values: Iterable[str], *, field: str = "roles") -> tuple[Role, ...]:
+    """Parse role names; unknown names and ``super_admin`` combined with others are rejected."""
+    roles: list[Role] = []
+    for value in values:
+        try:
+            role = Role(value)
+        except ValueError:
+            raise ValidationError(
+                f"unknown role {value!r}; allowed: {', '.join(r.value for r in Role)}",
+                field=field,
+                details={"allowed_values": [r.value for r in Role], "provided_value": value},
+            ) from None
+        if role not in roles:
+            roles.append(role)
+    if Role.SUPER_ADMIN in roles and len(roles) > 1:
+        raise ValidationError("super_admin cannot be combined with other roles", field=field)
+    return tuple(roles)
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is calling: an account (or the embedding host itself) with its roles.
+
+    The embedding host acts as :meth:`system` (``super_admin``) unless it passes another actor.
+    """
+
+    id: str
+    roles: tuple[Role, ...]
+    account_type: str = "service_account"
+
+    @classmethod
+    def system(cls) -> Actor:
+        return cls(id="system", roles=(Role.SUPER_ADMIN,), account_type="system")
+
+    def can(self, entity: str, action: Action) -> bool:
+        return any(_grants(role, entity, action) for role in self.roles)
+
+    def require(self, entity: str, action: Action) -> None:
+        """Raise :class:`PermissionDenied` unless one of the roles grants ``(entity, action)``."""
+        if not self.can(entity, action):
+            held = ", ".join(r.value for r in self.roles) or "no roles"
+            raise PermissionDenied(
+                f"insufficient permissions: {action.value} on {entity} is not granted by {held}",
+                details={"entity": entity, "action": action.value},
+            )
+
+
+class EnvironmentType(StrEnum):
+    DEVELOPMENT = "development"
+    PRODUCTION = "production"
+
+
+class Tenant(Record):
+    name: str
+    metadata: dict[str, str] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class Environment(TenantResource):
+    name: str
+    type: EnvironmentType
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class AccountType(StrEnum):
+    USER = "user"
+    SERVICE_ACCOUNT = "service_account"
+
+
+class Account(TenantResource):
+    """A user (logs in with email and password) or a service account (API keys only)."""
+
+    type: AccountType
+    name: str
+    email: str | None = None
+    password_hash: str | None = None
+    roles: tuple[Role, ...]
+    metadata: dict[str, str] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude={"password_hash"})
+        data["roles"] = [r.value for r in self.roles]
+        return data
+
+
+class ApiKey(EnvironmentResource):
+    """An API key bound to one environment. Only its SHA-256 hash is stored; ``roles`` are a
+    copy of the account's roles at creation and never change."""
+
+    name: str
+    type: str = "private_key"
+    key_hash: str
+    display_id: str
+    account_id: str
+    account_type: AccountType
+    roles: tuple[Role, ...]
+    expires_at: UtcDatetime | None = None
+
+    def is_usable(self, now: datetime) -> bool:
+        return self.status == "published" and (self.expires_at is None or now < self.expires_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "display_id": self.display_id,
+            "roles": [r.value for r in self.roles],
+            "user_id": self.account_id,
+            "user_type": self.account_type.value,
+            "expires_at": iso(self.expires_at),
+            "status": self.status.value,
+            "provider": "billingkit",
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+        }

@@ -1,0 +1,93 @@
+"""List queries shared by every store: filters, sorting, paging, and the page they return.
+
+Operators follow the reference API: ``eq, contains, not_contains, gt, lt, gte, in, not_in, before,
+after`` (plus ``lte`` and ``ne`` for completeness). A field is a resource attribute, or
+``metadata.<key>`` for a metadata value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from billingkit.domain.resources import Status
+from billingkit.errors import ValidationError
+
+__all__ = ["MAX_LIMIT", "Filter", "ListQuery", "Op", "Page", "Sort"]
+
+T = TypeVar("T")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 1000
+
+
+class Op(StrEnum):
+    EQ = "eq"
+    NE = "ne"
+    CONTAINS = "contains"
+    NOT_CONTAINS = "not_contains"
+    GT = "gt"
+    GTE = "gte"
+    LT = "lt"
+    LTE = "lte"
+    IN = "in"
+    NOT_IN = "not_in"
+    BEFORE = "before"
+    AFTER = "after"
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    field: str
+    op: Op
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Sort:
+    field: str
+    descending: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """What to list. ``status=None`` lists every lifecycle status."""
+
+    filters: tuple[Filter, ...] = ()
+    sort: tuple[Sort, ...] = (Sort("created_at"),)
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+    status: Status | None = Status.PUBLISHED
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.limit <= MAX_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+        if self.offset < 0:
+            raise ValidationError("offset must not be negative", field="offset")
+
+    @classmethod
+    def where(cls, **equals: Any) -> ListQuery:
+        """Shorthand for equality filters: ``ListQuery.where(email="a@b.c")``."""
+        return cls(filters=tuple(Filter(k, Op.EQ, v) for k, v in equals.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a list, with the total number of matches across all pages."""
+
+    items: Sequence[T]
+    total: int
+    limit: int
+    offset: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.items) < self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "items": [item.to_dict() if hasattr(item, "to_dict") else item for item in self.items],
+            "pagination": {"limit": self.limit, "offset": self.offset, "total": self.total},
+        }

@@ -1,0 +1,128 @@
+"""Input validation shared by every layer: pydantic models in, billingkit errors out.
+
+Input models are pydantic; a failure becomes one :class:`billingkit.errors.ValidationError` naming the
+first offending field in JSON terms (``address.city``, ``items[3].event_name``), so callers of the
+library and of the HTTP adapter see the same error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pydantic
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from billingkit.errors import ValidationError
+
+__all__ = [
+    "Email",
+    "InputModel",
+    "Metadata",
+    "NonEmptyStr",
+    "TimeZoneName",
+    "UtcDatetime",
+    "ensure_utc",
+    "field_path",
+    "parse_input",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class InputModel(BaseModel):
+    """Base of request models: unknown fields are ignored (clients send extras), values stripped."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, frozen=True)
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """Render a pydantic location as a JSON path: ``("items", 3, "name")`` -> ``items[3].name``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def from_pydantic(exc: pydantic.ValidationError, *, prefix: Sequence[int | str] = ()) -> ValidationError:
+    """Turn a pydantic error into our error, naming the first failing field."""
+    first = exc.errors(include_url=False)[0]
+    # Drop pydantic's internal union/validator tags ("function-after[...]") from the location.
+    loc = [p for p in first["loc"] if not (isinstance(p, str) and "[" in p)]
+    path = field_path([*prefix, *loc])
+    message = str(first["msg"])
+    if message.startswith("Value error, "):
+        message = message.removeprefix("Value error, ")
+    if first["type"] == "missing":
+        message = "field required"
+    text = f"{path}: {message}" if path else message
+    details: dict[str, Any] = {"errors": [
+        {"field": field_path([*prefix, *e["loc"]]), "message": e["msg"]} for e in exc.errors(include_url=False)[:20]
+    ]}
+    return ValidationError(text, field=path or None, details=details)
+
+
+def parse_input(model: type[M], data: Mapping[str, Any], *, prefix: Sequence[int | str] = ()) -> M:
+    """Validate ``data`` into ``model`` or raise :class:`~billingkit.errors.ValidationError`."""
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise from_pydantic(exc, prefix=prefix) from None
+
+
+def ensure_utc(value: datetime, *, field: str = "timestamp") -> datetime:
+    """Return ``value`` converted to UTC; a naive datetime is a ``ValidationError``."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(f"{field} must be timezone-aware", field=field)
+    return value.astimezone(UTC)
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("datetime must be timezone-aware (naive datetimes are ambiguous)")
+    return value.astimezone(UTC)
+
+
+def _non_empty(value: str) -> str:
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _email(value: str) -> str:
+    if not _EMAIL_RE.match(value) or len(value) > 254:
+        raise ValueError("not a valid email address")
+    return value
+
+
+def _timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"unknown IANA time zone {value!r}") from None
+    return value
+
+
+def _metadata(value: dict[str, str]) -> dict[str, str]:
+    if len(value) > 50:
+        raise ValueError("at most 50 metadata keys")
+    for key, item in value.items():
+        if len(key) > 40 or len(item) > 500:
+            raise ValueError("metadata keys are at most 40 and values at most 500 characters")
+    return value
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]
+Email = Annotated[str, AfterValidator(_email)]
+TimeZoneName = Annotated[str, AfterValidator(_timezone)]
+Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]

@@ -1,0 +1,210 @@
+"""``Billing``: the one object a host application creates."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from billingkit.clock import SystemClock
+from billingkit.domain.access import Account, Actor, Tenant
+from billingkit.domain.ids import IdFactory
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.facade.scoped import Scoped
+from billingkit.ports import Clock, Storage, UnitOfWork
+from billingkit.services import access
+from billingkit.services.context import Context
+
+__all__ = ["Billing"]
+
+log = logging.getLogger("billingkit")
+R = TypeVar("R")
+Subscriber = Callable[[NotificationEvent], None]
+
+
+class Billing:
+    """The billing system, in process.
+
+    >>> billing = Billing()                       # in-memory store, system clock
+    >>> setup = billing.bootstrap(tenant_name="Acme", owner_email="owner@acme.test")
+    >>> test = billing.scope(setup.tenant.id, setup.environments[0][0].id)
+    >>> test.customers.create(external_id="c-1", name="Ada").external_id
+    'c-1'
+
+    Several ``Billing`` objects can live in one process; they share nothing.
+    """
+
+    def __init__(
+        self,
+        storage: Storage | None = None,
+        clock: Clock | None = None,
+        *,
+        token_secret: bytes | str | None = None,
+    ) -> None:
+        if storage is None:
+            from billingkit.storage.memory import MemoryStorage
+
+            storage = MemoryStorage()
+        self.storage: Storage = storage
+        self.clock: Clock = clock or SystemClock()
+        if isinstance(token_secret, str):
+            token_secret = token_secret.encode()
+        # Without a configured secret, session tokens are valid for this object's lifetime only.
+        self._token_secret: bytes = token_secret or secrets.token_bytes(32)
+        self.ids = IdFactory(self.clock.now)
+        self._subscribers: dict[str, list[Subscriber]] = {}
+        self._subscribers_lock = threading.Lock()
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        migrate: bool | None = None,
+        token_secret: bytes | str | None = None,
+    ) -> Billing:
+        """A ``Billing`` on a SQL database: ``sqlite:///billing.db`` or ``postgresql://...``."""
+        from billingkit.storage.sql import SqlStorage
+
+        return cls(SqlStorage.from_url(url, migrate=migrate), clock, token_secret=token_secret)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Billing:
+        """Configure from ``BILLINGKIT_*`` variables (see docs/configuration.md):
+        ``BILLINGKIT_DATABASE_URL`` (default: the in-memory store) and
+        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts)."""
+        env = os.environ if environ is None else environ
+        url = env.get("BILLINGKIT_DATABASE_URL")
+        secret = env.get("BILLINGKIT_TOKEN_SECRET")
+        if url:
+            return cls.from_url(url, token_secret=secret)
+        return cls(token_secret=secret)
+
+    # -- scopes ----------------------------------------------------------------------------
+    def scope(
+        self, tenant_id: str, environment_id: str | None = None, *, actor: Actor | None = None
+    ) -> Scoped:
+        """The view of one tenant and environment. ``actor`` defaults to the host itself
+        (all permissions); pass an :class:`~billingkit.Actor` to check someone's roles."""
+        return Scoped(self, tenant_id, environment_id, actor or Actor.system())
+
+    def authenticate(self, api_key: str | None, *, environment_id: str | None = None) -> Scoped:
+        """The scoped view an API key gives access to (raises :class:`Unauthorized`)."""
+        with self.storage.unit_of_work() as uow:
+            principal = access.authenticate_api_key(
+                uow, api_key=api_key, now=self.clock.now(), environment_id=environment_id
+            )
+        return Scoped(self, principal.tenant_id, principal.environment_id, principal.actor)
+
+    def authenticate_token(self, token: str, *, environment_id: str | None = None) -> Scoped:
+        """The scoped view a session token gives access to."""
+        with self.storage.unit_of_work() as uow:
+            principal = access.authenticate_token(
+                uow,
+                token=token,
+                secret=self._token_secret,
+                now=self.clock.now(),
+                environment_id=environment_id,
+            )
+        return Scoped(self, principal.tenant_id, principal.environment_id, principal.actor)
+
+    def login(
+        self,
+        email: str,
+        password: str,
+        *,
+        tenant_id: str | None = None,
+        environment_id: str | None = None,
+    ) -> tuple[str, Account]:
+        """Check a user's password; return a signed session token and the account."""
+        with self.storage.unit_of_work() as uow:
+            return access.login(
+                uow,
+                email=email,
+                password=password,
+                secret=self._token_secret,
+                now=self.clock.now(),
+                tenant_id=tenant_id,
+                environment_id=environment_id,
+            )
+
+    # -- tenants ---------------------------------------------------------------------------
+    def _system_call(self, tenant_id: str, fn: Callable[[UnitOfWork, Context], R]) -> R:
+        ctx = Context(
+            tenant_id=tenant_id,
+            environment_id=None,
+            actor=Actor.system(),
+            now=self.clock.now(),
+            ids=self.ids,
+        )
+        with self.storage.unit_of_work(tenant_id, None) as uow:
+            result = fn(uow, ctx)
+            uow.commit()
+        return result
+
+    def create_tenant(self, name: str) -> Tenant:
+        """A new, empty tenant (add environments with ``scope(tenant_id).environments``)."""
+        return self._system_call(
+            self.ids.new("tenant"), lambda uow, ctx: access.create_tenant(uow, ctx, name=name)
+        )
+
+    def bootstrap(
+        self,
+        *,
+        tenant_name: str = "Default",
+        owner_email: str = "owner@example.com",
+        owner_password: str | None = None,
+    ) -> access.BootstrapResult:
+        """A tenant ready to use: an owner (``super_admin``), ``test`` and ``production``
+        environments, and one ``super_admin`` API key per environment."""
+        return self._system_call(
+            self.ids.new("tenant"),
+            lambda uow, ctx: access.bootstrap(
+                uow,
+                ctx,
+                tenant_name=tenant_name,
+                owner_email=owner_email,
+                owner_password=owner_password,
+            ),
+        )
+
+    # -- notifications ---------------------------------------------------------------------
+    def subscribe(self, event_type: str, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback`` after commit for each notification of ``event_type`` (``"*"`` for
+        all). Returns a function that unsubscribes. Callback errors are logged, not raised."""
+        with self._subscribers_lock:
+            self._subscribers.setdefault(event_type, []).append(callback)
+
+        def unsubscribe() -> None:
+            with self._subscribers_lock:
+                self._subscribers.get(event_type, []).remove(callback)
+
+        return unsubscribe
+
+    def _dispatch(self, events: list[NotificationEvent]) -> None:
+        if not events or not self._subscribers:
+            return
+        for event in events:
+            with self._subscribers_lock:
+                targets = [*self._subscribers.get(event.event_type, ()), *self._subscribers.get("*", ())]
+            for callback in targets:
+                try:
+                    callback(event)
+                except Exception:  # a host callback must not undo a committed change
+                    log.exception("notification subscriber failed for %s", event.event_type)
+
+    def close(self) -> None:
+        self.storage.close()
+
+    def __enter__(self) -> Billing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Billing(storage={self.storage!r}, clock={self.clock!r})"

@@ -1,0 +1,84 @@
+"""``Scoped``: one tenant and environment, seen by one actor. Every area hangs off it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from billingkit.domain.access import Actor
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+
+if TYPE_CHECKING:
+    from billingkit.facade.access import ApiKeys, Environments, Users
+    from billingkit.facade.billing import Billing
+    from billingkit.facade.customers import Customers
+    from billingkit.facade.notifications import Notifications
+
+__all__ = ["Scoped"]
+
+R = TypeVar("R")
+
+
+class Scoped:
+    """``billing.scope(tenant_id, environment_id)``: reach every area from here, e.g.
+    ``scoped.customers.create(external_id="c-1", name="Ada")``. Each call is one unit of work."""
+
+    def __init__(
+        self, billing: Billing, tenant_id: str, environment_id: str | None, actor: Actor
+    ) -> None:
+        self.billing = billing
+        self.tenant_id = tenant_id
+        self.environment_id = environment_id
+        self.actor = actor
+
+    def run(self, fn: Callable[..., R], /, **kwargs: Any) -> R:
+        """Run service ``fn(uow, ctx, **kwargs)`` in one unit of work, commit, then deliver the
+        notifications it recorded to in-process subscribers."""
+        ctx = Context(
+            tenant_id=self.tenant_id,
+            environment_id=self.environment_id,
+            actor=self.actor,
+            now=self.billing.clock.now(),
+            ids=self.billing.ids,
+        )
+        uow: UnitOfWork
+        with self.billing.storage.unit_of_work(self.tenant_id, self.environment_id) as uow:
+            result = fn(uow, ctx, **kwargs)
+            uow.commit()
+        self.billing._dispatch(ctx.recorded)
+        return result
+
+    @cached_property
+    def customers(self) -> Customers:
+        from billingkit.facade.customers import Customers
+
+        return Customers(self)
+
+    @cached_property
+    def api_keys(self) -> ApiKeys:
+        from billingkit.facade.access import ApiKeys
+
+        return ApiKeys(self)
+
+    @cached_property
+    def users(self) -> Users:
+        from billingkit.facade.access import Users
+
+        return Users(self)
+
+    @cached_property
+    def environments(self) -> Environments:
+        from billingkit.facade.access import Environments
+
+        return Environments(self)
+
+    @cached_property
+    def notifications(self) -> Notifications:
+        from billingkit.facade.notifications import Notifications
+
+        return Notifications(self)
+
+    def __repr__(self) -> str:
+        return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -1,0 +1,31 @@
+"""Assembling the FastAPI application."""
+
+from __future__ import annotations
+
+
+from fastapi import FastAPI
+
+from billingkit.facade import Billing
+from billingkit.http.errors import install_error_handlers
+from billingkit.http.limits import BodySizeLimit
+from billingkit.http.routes import access, customers
+
+__all__ = ["build_app"]
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
+    app = FastAPI(
+        title="billingkit",
+        version="1.0",
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url=None,
+    )
+    app.state.billing = billing
+    install_error_handlers(app)
+    for module in (customers, access):
+        app.include_router(module.router, prefix="/v1")
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)  # type: ignore[arg-type]
+    return app

@@ -1,0 +1,113 @@
+"""Ports: the interfaces the services depend on. Adapters live in ``billingkit.storage``.
+
+Every port has a memory and a SQL implementation proven by one shared contract suite
+(``billingkit.testing.contracts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Protocol, TypeVar
+
+from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.customers import Customer
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import ListQuery, Page
+from billingkit.domain.resources import Record
+
+__all__ = ["Clock", "Repository", "Scope", "Storage", "UnitOfWork"]
+
+T = TypeVar("T", bound=Record)
+
+
+class Clock(Protocol):
+    """The only reader of the wall clock. ``now()`` returns an aware UTC datetime."""
+
+    def now(self) -> datetime: ...
+
+
+class Repository(Protocol[T]):
+    """Stores one kind of resource inside one scope. Every method is scoped by construction."""
+
+    def get(self, id: str) -> T:
+        """The resource with ``id`` in this scope (any status), or :class:`NotFound`."""
+        ...
+
+    def find(self, id: str) -> T | None: ...
+
+    def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None:
+        """The first live resource whose fields equal ``equals`` (e.g. ``external_id="c1"``)."""
+        ...
+
+    def add(self, item: T) -> T:
+        """Insert; :class:`AlreadyExists` if it breaks a uniqueness rule."""
+        ...
+
+    def update(self, item: T, *, expected_version: int | None = None) -> T:
+        """Replace the stored resource with ``item`` (same id).
+
+        With ``expected_version`` the stored ``version`` must equal it, else
+        :class:`VersionConflict`; the stored version becomes ``expected_version + 1``.
+        """
+        ...
+
+    def list(self, query: ListQuery) -> Page[T]: ...
+
+
+class Scope(Protocol):
+    @property
+    def tenant_id(self) -> str: ...
+
+    @property
+    def environment_id(self) -> str | None: ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction. Rolls back on exit unless :meth:`commit` was called.
+
+    Repositories are bound to the unit of work's tenant and environment: a resource of another
+    scope looks exactly like a missing one.
+    """
+
+    tenants: Repository[Tenant]
+    environments: Repository[Environment]
+    accounts: Repository[Account]
+    api_keys: Repository[ApiKey]
+    customers: Repository[Customer]
+    notifications: Repository[NotificationEvent]
+
+    def __enter__(self) -> UnitOfWork: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def for_scope(self, tenant_id: str | None, environment_id: str | None) -> UnitOfWork:
+        """The same transaction with repositories bound to another scope. Only system flows
+        (bootstrap, authentication) use this; services work in the scope they were given."""
+        ...
+
+    def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """Authentication lookup across all scopes (the only unscoped read)."""
+        ...
+
+    def find_accounts_by_email(self, email: str) -> Sequence[Account]:
+        """Login lookup across tenants (the only other unscoped read)."""
+        ...
+
+
+class Storage(Protocol):
+    """One entry object per store: hands out units of work."""
+
+    def unit_of_work(self, tenant_id: str | None, environment_id: str | None) -> UnitOfWork: ...
+
+    def close(self) -> None: ...

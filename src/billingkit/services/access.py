@@ -1,0 +1,443 @@
+"""Access: tenants, environments, accounts, API keys, logins and authentication.
+
+- An API key is bound to one environment, copies its account's roles at creation (they never
+  change), is stored only as a SHA-256 hash, and its plain value is returned once.
+- A session token (from :func:`login`) carries ``tenant_id``, ``user_id`` and an
+  ``environment_id`` claim; roles are read from the account at each request.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from billingkit.domain.access import (
+    Account,
+    AccountType,
+    Action,
+    Actor,
+    ApiKey,
+    Environment,
+    EnvironmentType,
+    Role,
+    Tenant,
+    role_covers,
+    validate_roles,
+)
+from billingkit.domain.credentials import (
+    display_id,
+    hash_api_key,
+    hash_password,
+    is_well_formed_api_key,
+    issue_token,
+    new_api_key,
+    verify_password,
+    verify_token,
+)
+from billingkit.domain.queries import ListQuery, Page
+from billingkit.domain.resources import Status, iso
+from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptyStr, UtcDatetime
+from billingkit.errors import (
+    InvalidOperation,
+    NotFound,
+    PermissionDenied,
+    Unauthorized,
+    ValidationError,
+)
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+
+__all__ = [
+    "AccountCreate",
+    "ApiKeyCreate",
+    "BootstrapResult",
+    "IssuedKey",
+    "Principal",
+    "authenticate_api_key",
+    "authenticate_token",
+    "bootstrap",
+    "create_account",
+    "create_environment",
+    "create_tenant",
+    "delete_api_key",
+    "get_account",
+    "issue_api_key",
+    "list_api_keys",
+    "list_environments",
+    "login",
+]
+
+Name = Annotated[NonEmptyStr, Field(max_length=255)]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated caller: its tenant, its environment (if any) and its roles."""
+
+    tenant_id: str
+    environment_id: str | None
+    actor: Actor
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    """A new API key. ``api_key`` is the only time the plain value is available."""
+
+    key: ApiKey
+    api_key: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.key.id,
+            "name": self.key.name,
+            "api_key": self.api_key,
+            "roles": [r.value for r in self.key.roles],
+            "created_at": iso(self.key.created_at),
+            "secret": self.key.to_dict(),
+        }
+
+
+def _tenant_stamp(ctx: Context) -> dict[str, object]:
+    return {
+        "tenant_id": ctx.tenant_id,
+        "created_at": ctx.now,
+        "updated_at": ctx.now,
+        "created_by": ctx.actor.id,
+        "updated_by": ctx.actor.id,
+    }
+
+
+# -- tenants and environments ------------------------------------------------------------------
+
+
+def create_tenant(uow: UnitOfWork, ctx: Context, *, name: str) -> Tenant:
+    """Create a tenant (``ctx.tenant_id`` is the new tenant's id). System operation."""
+    if Role.SUPER_ADMIN not in ctx.actor.roles or ctx.actor.account_type != "system":
+        raise PermissionDenied("only the embedding host (system actor) can create tenants")
+    if not name.strip():
+        raise ValidationError("name must not be empty", field="name")
+    stamp = _tenant_stamp(ctx)
+    stamp.pop("tenant_id")
+    tenant = Tenant(id=ctx.tenant_id, name=name.strip(), **stamp)  # type: ignore[arg-type]
+    uow.tenants.add(tenant)
+    return tenant
+
+
+def create_environment(
+    uow: UnitOfWork, ctx: Context, *, name: str, type: EnvironmentType
+) -> Environment:
+    ctx.require("environment", Action.WRITE)
+    if not name.strip():
+        raise ValidationError("name must not be empty", field="name")
+    env = Environment(
+        id=ctx.ids.new("env"), name=name.strip(), type=type, **_tenant_stamp(ctx)  # type: ignore[arg-type]
+    )
+    uow.environments.add(env)
+    return env
+
+
+def list_environments(uow: UnitOfWork, ctx: Context) -> Page[Environment]:
+    from billingkit.domain.queries import Sort
+
+    return uow.environments.list(ListQuery(sort=(Sort("created_at", descending=False),)))
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+class AccountCreate(InputModel):
+    """``POST /users``: a user (email required; a password is generated when none is given) or a
+    service account (roles required)."""
+
+    type: AccountType
+    name: Name | None = None
+    email: Email | None = None
+    password: Annotated[str, Field(min_length=8, max_length=200)] | None = None
+    roles: list[str] = []
+    metadata: Metadata = {}
+
+    @model_validator(mode="after")
+    def _by_type(self) -> AccountCreate:
+        if self.type is AccountType.USER and not self.email:
+            raise ValueError("email is required for a user account")
+        if self.type is AccountType.SERVICE_ACCOUNT:
+            if not self.roles:
+                raise ValueError("roles are required for a service account")
+            if self.password:
+                raise ValueError("service accounts have no password; they use API keys")
+        return self
+
+
+def create_account(
+    uow: UnitOfWork, ctx: Context, *, data: AccountCreate
+) -> tuple[Account, str | None]:
+    """Create an account; returns it and, for users, the plain password (shown once).
+
+    The caller may only grant roles its own roles cover. Users default to ``all_reader``.
+    """
+    ctx.require("user", Action.WRITE)
+    roles = validate_roles(data.roles or [Role.ALL_READER.value])
+    for role in roles:
+        if not role_covers(ctx.actor.roles, role):
+            raise PermissionDenied(f"you cannot grant role {role.value}: your roles do not cover it")
+    password: str | None = None
+    password_hash: str | None = None
+    if data.type is AccountType.USER:
+        password = data.password or secrets.token_urlsafe(18)
+        password_hash = hash_password(password)
+    email = data.email.lower() if data.email else None
+    account = Account(
+        id=ctx.ids.new("user"),
+        type=data.type,
+        name=data.name or email or "service account",
+        email=email,
+        password_hash=password_hash,
+        roles=roles,
+        metadata=data.metadata,
+        **_tenant_stamp(ctx),  # type: ignore[arg-type]
+    )
+    uow.accounts.add(account)
+    return account, (password if data.password is None else None)
+
+
+def get_account(uow: UnitOfWork, ctx: Context, *, account_id: str) -> Account:
+    account = uow.accounts.find(account_id)
+    if account is None or account.status is not Status.PUBLISHED:
+        raise NotFound(f"user {account_id} not found")
+    return account
+
+
+# -- API keys ----------------------------------------------------------------------------------
+
+
+class ApiKeyCreate(InputModel):
+    name: Name
+    type: Literal["private_key"] = "private_key"
+    expires_at: UtcDatetime | None = None
+    service_account_id: str | None = None
+
+
+def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> IssuedKey:
+    """Issue a key in the caller's environment for the caller's own account, or (super admins
+    only) for a service account. The key copies the account's roles now."""
+    ctx.require("secret", Action.WRITE)
+    if data.expires_at is not None and data.expires_at <= ctx.now:
+        raise ValidationError("expires_at must be in the future", field="expires_at")
+    if data.service_account_id is not None:
+        if Role.SUPER_ADMIN not in ctx.actor.roles:
+            raise PermissionDenied("only a super_admin can issue keys for service accounts")
+        account = uow.accounts.find(data.service_account_id)
+        if account is None or account.status is not Status.PUBLISHED:
+            raise NotFound(f"service account {data.service_account_id} not found")
+        if account.type is not AccountType.SERVICE_ACCOUNT:
+            raise ValidationError(
+                "service_account_id must name a service account", field="service_account_id"
+            )
+    else:
+        account = uow.accounts.find(ctx.actor.id)
+        if account is None or account.status is not Status.PUBLISHED:
+            raise InvalidOperation(
+                "the caller has no account; pass service_account_id to issue a key for one"
+            )
+    plain = new_api_key()
+    key = ApiKey(
+        id=ctx.ids.new("secret"),
+        name=data.name,
+        type=data.type,
+        key_hash=hash_api_key(plain),
+        display_id=display_id(plain),
+        account_id=account.id,
+        account_type=account.type,
+        roles=account.roles,
+        expires_at=data.expires_at,
+        **ctx.stamp(),  # type: ignore[arg-type]
+    )
+    uow.api_keys.add(key)
+    return IssuedKey(key=key, api_key=plain)
+
+
+def list_api_keys(uow: UnitOfWork, ctx: Context, *, query: ListQuery) -> Page[ApiKey]:
+    ctx.require("secret", Action.READ)
+    return uow.api_keys.list(query)
+
+
+def delete_api_key(uow: UnitOfWork, ctx: Context, *, key_id: str) -> ApiKey:
+    """Revoke a key: it stops authenticating at once."""
+    ctx.require("secret", Action.WRITE)
+    key = uow.api_keys.find(key_id)
+    if key is None or key.status is not Status.PUBLISHED:
+        raise NotFound(f"api key {key_id} not found")
+    revoked = key.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
+    uow.api_keys.update(revoked)
+    return revoked
+
+
+# -- authentication ----------------------------------------------------------------------------
+
+
+def _live_account(uow: UnitOfWork, tenant_id: str, account_id: str) -> Account | None:
+    account = uow.for_scope(tenant_id, None).accounts.find(account_id)
+    if account is None or account.status is not Status.PUBLISHED:
+        return None
+    return account
+
+
+def authenticate_api_key(
+    uow: UnitOfWork, *, api_key: str | None, now: datetime, environment_id: str | None = None
+) -> Principal:
+    """Resolve an ``x-api-key`` value. Every failure is :class:`Unauthorized`: missing,
+    malformed, unknown, expired or deleted keys, keys of deleted accounts, and a key used against
+    another environment (``environment_id`` names one other than the key's)."""
+    if not api_key:
+        raise Unauthorized("missing API key: send it in the x-api-key header")
+    if not is_well_formed_api_key(api_key):
+        raise Unauthorized("malformed API key")
+    key = uow.find_api_key_by_hash(hash_api_key(api_key))
+    if key is None:
+        raise Unauthorized("invalid API key")
+    if key.status is not Status.PUBLISHED:
+        raise Unauthorized("this API key has been deleted")
+    if key.expires_at is not None and now >= key.expires_at:
+        raise Unauthorized("this API key has expired")
+    if environment_id is not None and environment_id != key.environment_id:
+        raise Unauthorized("this API key belongs to another environment")
+    if _live_account(uow, key.tenant_id, key.account_id) is None:
+        raise Unauthorized("the account of this API key no longer exists")
+    actor = Actor(id=key.account_id, roles=key.roles, account_type=key.account_type.value)
+    return Principal(tenant_id=key.tenant_id, environment_id=key.environment_id, actor=actor)
+
+
+def login(
+    uow: UnitOfWork,
+    *,
+    email: str,
+    password: str,
+    secret: bytes,
+    now: datetime,
+    tenant_id: str | None = None,
+    environment_id: str | None = None,
+) -> tuple[str, Account]:
+    """Check a user's password and issue a session token. The token's ``environment_id`` claim
+    is the given environment or the tenant's first development environment."""
+    candidates = [
+        a for a in uow.find_accounts_by_email(email)
+        if a.type is AccountType.USER and (tenant_id is None or a.tenant_id == tenant_id)
+    ]
+    if len(candidates) > 1:
+        raise ValidationError(
+            "this email has accounts in several tenants; pass tenant_id", field="tenant_id"
+        )
+    account = candidates[0] if candidates else None
+    if account is None or not account.password_hash or not verify_password(password, account.password_hash):
+        raise Unauthorized("invalid email or password")
+    envs = uow.for_scope(account.tenant_id, None).environments
+    if environment_id is not None:
+        env = envs.find(environment_id)
+        if env is None or env.status is not Status.PUBLISHED:
+            raise ValidationError("unknown environment_id", field="environment_id")
+    else:
+        listed = envs.list(ListQuery.where(type=EnvironmentType.DEVELOPMENT)).items
+        environment_id = min(listed, key=lambda e: e.created_at).id if listed else None
+    token = issue_token(
+        secret,
+        tenant_id=account.tenant_id,
+        user_id=account.id,
+        environment_id=environment_id,
+        now=now,
+    )
+    return token, account
+
+
+def authenticate_token(
+    uow: UnitOfWork,
+    *,
+    token: str,
+    secret: bytes,
+    now: datetime,
+    environment_id: str | None = None,
+) -> Principal:
+    """Resolve a ``Bearer`` session token. ``environment_id`` (the ``X-Environment-ID`` header)
+    selects another environment of the same tenant; one of another tenant is ``PermissionDenied``."""
+    claims = verify_token(secret, token, now=now)
+    account = _live_account(uow, claims.tenant_id, claims.user_id)
+    if account is None or account.type is not AccountType.USER:
+        raise Unauthorized("the user of this token no longer exists")
+    chosen = environment_id or claims.environment_id
+    if chosen is not None:
+        env = uow.for_scope(claims.tenant_id, None).environments.find(chosen)
+        if env is None or env.status is not Status.PUBLISHED:
+            raise PermissionDenied("invalid or inaccessible environment")
+    actor = Actor(id=account.id, roles=account.roles, account_type=account.type.value)
+    return Principal(tenant_id=claims.tenant_id, environment_id=chosen, actor=actor)
+
+
+# -- bootstrap ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    """A new tenant with an owner (``super_admin``), a test and a production environment, and
+    one ``super_admin`` key per environment. Plain secrets appear here only."""
+
+    tenant: Tenant
+    owner: Account
+    owner_password: str
+    environments: tuple[tuple[Environment, IssuedKey], ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tenant_id": self.tenant.id,
+            "owner": {"id": self.owner.id, "email": self.owner.email, "password": self.owner_password},
+            "environments": [
+                {"id": env.id, "name": env.name, "type": env.type.value, "api_key": issued.api_key}
+                for env, issued in self.environments
+            ],
+        }
+
+
+def bootstrap(
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    tenant_name: str,
+    owner_email: str,
+    owner_password: str | None = None,
+) -> BootstrapResult:
+    """Create a tenant ready to use, in one unit of work (all or nothing)."""
+    tenant = create_tenant(uow, ctx, name=tenant_name)
+    tenant_uow = uow.for_scope(tenant.id, None)
+    owner, generated = create_account(
+        tenant_uow,
+        ctx,
+        data=AccountCreate(
+            type=AccountType.USER,
+            name="Owner",
+            email=owner_email,
+            password=owner_password,
+            roles=[Role.SUPER_ADMIN.value],
+        ),
+    )
+    environments = []
+    for name, env_type in (("test", EnvironmentType.DEVELOPMENT), ("production", EnvironmentType.PRODUCTION)):
+        env = create_environment(tenant_uow, ctx, name=name, type=env_type)
+        env_ctx = Context(
+            tenant_id=tenant.id,
+            environment_id=env.id,
+            actor=Actor(id=owner.id, roles=owner.roles, account_type=owner.type.value),
+            now=ctx.now,
+            ids=ctx.ids,
+        )
+        issued = issue_api_key(
+            uow.for_scope(tenant.id, env.id), env_ctx, data=ApiKeyCreate(name=f"{name} super admin key")
+        )
+        environments.append((env, issued))
+    return BootstrapResult(
+        tenant=tenant,
+        owner=owner,
+        owner_password=owner_password or generated or "",
+        environments=tuple(environments),
+    )

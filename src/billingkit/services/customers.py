@@ -1,0 +1,184 @@
+"""Customers: create, read, update, soft delete, list and search.
+
+Rules: ``external_id`` is unique among live customers of an environment (a deleted customer's
+external id can be reused); a deleted customer is archived and then reads as not found.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+
+from billingkit.domain.access import Action
+from billingkit.domain.customers import Customer
+from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.resources import Status
+from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptyStr, TimeZoneName
+from billingkit.errors import NotFound, ValidationError
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+from billingkit.services.notifications import record
+from billingkit.services.search import SearchRequest
+
+__all__ = [
+    "CustomerCreate",
+    "CustomerSearch",
+    "CustomerUpdate",
+    "create_customer",
+    "delete_customer",
+    "get_customer",
+    "get_customer_by_external_id",
+    "list_customers",
+    "search_customers",
+    "update_customer",
+]
+
+ENTITY = "customer"
+Short = Annotated[str, Field(max_length=255)]
+
+
+def _country(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if len(value) != 2 or not value.isalpha():
+        raise ValueError("address_country must be an ISO 3166-1 alpha-2 code such as 'US'")
+    return value.upper()
+
+
+class CustomerCreate(InputModel):
+    external_id: Annotated[NonEmptyStr, Field(max_length=255)]
+    name: Annotated[NonEmptyStr, Field(max_length=255)]
+    email: Email | None = None
+    contact: Short | None = None
+    timezone: TimeZoneName = "UTC"
+    address_line1: Short | None = None
+    address_line2: Short | None = None
+    address_city: Short | None = None
+    address_state: Short | None = None
+    address_postal_code: Annotated[str, Field(max_length=32)] | None = None
+    address_country: str | None = None
+    metadata: Metadata = {}
+
+    _check_country = field_validator("address_country")(_country)
+
+
+class CustomerUpdate(InputModel):
+    """Partial update: only the fields present change; ``None`` clears an optional field."""
+
+    external_id: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
+    name: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
+    email: Email | None = None
+    contact: Short | None = None
+    timezone: TimeZoneName | None = None
+    address_line1: Short | None = None
+    address_line2: Short | None = None
+    address_city: Short | None = None
+    address_state: Short | None = None
+    address_postal_code: Annotated[str, Field(max_length=32)] | None = None
+    address_country: str | None = None
+    metadata: Metadata | None = None
+
+    _check_country = field_validator("address_country")(_country)
+
+    def changes(self) -> dict[str, Any]:
+        required = {"external_id", "name", "timezone", "metadata"}
+        out: dict[str, Any] = {}
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            if value is None and name in required:
+                raise ValidationError(f"{name} cannot be cleared", field=name)
+            out[name] = value
+        return out
+
+
+class CustomerSearch(SearchRequest):
+    customer_ids: list[str] | None = None
+    external_id: str | None = None
+    external_ids: list[str] | None = None
+    email: str | None = None
+    metadata: dict[str, str] | None = None
+
+    def extra_filters(self) -> list[Filter]:
+        out: list[Filter] = []
+        if self.customer_ids:
+            out.append(Filter("id", Op.IN, self.customer_ids))
+        if self.external_id:
+            out.append(Filter("external_id", Op.EQ, self.external_id))
+        if self.external_ids:
+            out.append(Filter("external_id", Op.IN, self.external_ids))
+        if self.email:
+            out.append(Filter("email", Op.EQ, self.email))
+        for key, value in (self.metadata or {}).items():
+            out.append(Filter(f"metadata.{key}", Op.EQ, value))
+        return out
+
+
+def _live(customer: Customer | None, what: str) -> Customer:
+    if customer is None or customer.status is not Status.PUBLISHED:
+        raise NotFound(f"customer {what} not found")
+    return customer
+
+
+def _notify(uow: UnitOfWork, ctx: Context, event_type: str, customer: Customer) -> None:
+    record(
+        uow,
+        ctx,
+        event_type=event_type,
+        entity_type="customer",
+        entity_id=customer.id,
+        resource=customer.to_dict(),
+    )
+
+
+def create_customer(uow: UnitOfWork, ctx: Context, *, data: CustomerCreate) -> Customer:
+    """Create a customer; :class:`AlreadyExists` when a live customer has the external id."""
+    ctx.require(ENTITY, Action.WRITE)
+    customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())  # type: ignore[arg-type]
+    uow.customers.add(customer)
+    _notify(uow, ctx, "customer.created", customer)
+    return customer
+
+
+def get_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str) -> Customer:
+    ctx.require(ENTITY, Action.READ)
+    return _live(uow.customers.find(customer_id), customer_id)
+
+
+def get_customer_by_external_id(uow: UnitOfWork, ctx: Context, *, external_id: str) -> Customer:
+    ctx.require(ENTITY, Action.READ)
+    return _live(uow.customers.find_one(external_id=external_id), f"with external_id {external_id!r}")
+
+
+def update_customer(
+    uow: UnitOfWork, ctx: Context, *, customer_id: str, data: CustomerUpdate
+) -> Customer:
+    ctx.require(ENTITY, Action.WRITE)
+    current = _live(uow.customers.find(customer_id), customer_id)
+    changes = data.changes()
+    if not changes:
+        return current
+    updated = current.model_copy(update={**changes, **ctx.touch()})
+    uow.customers.update(updated)
+    _notify(uow, ctx, "customer.updated", updated)
+    return updated
+
+
+def delete_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str) -> Customer:
+    """Archive the customer (kept for history; reads as not found afterwards)."""
+    ctx.require(ENTITY, Action.WRITE)
+    current = _live(uow.customers.find(customer_id), customer_id)
+    archived = current.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
+    uow.customers.update(archived)
+    _notify(uow, ctx, "customer.deleted", archived)
+    return archived
+
+
+def list_customers(uow: UnitOfWork, ctx: Context, *, query: ListQuery) -> Page[Customer]:
+    ctx.require(ENTITY, Action.READ)
+    return uow.customers.list(query)
+
+
+def search_customers(uow: UnitOfWork, ctx: Context, *, search: CustomerSearch) -> Page[Customer]:
+    ctx.require(ENTITY, Action.READ)
+    return uow.customers.list(search.to_query())

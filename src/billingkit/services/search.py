@@ -1,0 +1,98 @@
+"""Search and list requests shared by every area: paging, sorting, status and typed filters.
+
+The wire shape follows the reference API: ``{limit, offset, order, sort: [{field, direction}],
+status, filters: [{field, operator, data_type, value: {string|number|boolean|date|array}}]}``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
+from billingkit.domain.resources import Status
+from billingkit.domain.validation import InputModel, UtcDatetime
+
+__all__ = ["FilterCondition", "SearchRequest", "SortCondition"]
+
+
+class DataType(StrEnum):
+    STRING = "string"
+    NUMBER = "number"
+    DATE = "date"
+    ARRAY = "array"
+    BOOLEAN = "boolean"
+
+
+class FilterValue(InputModel):
+    string: str | None = None
+    number: Decimal | None = None
+    boolean: bool | None = None
+    date: UtcDatetime | None = None
+    array: list[str] | None = None
+
+
+class FilterCondition(InputModel):
+    field: Annotated[str, Field(min_length=1, max_length=100)]
+    operator: Op
+    data_type: DataType = DataType.STRING
+    value: FilterValue
+
+    @model_validator(mode="after")
+    def _value_matches_type(self) -> FilterCondition:
+        if getattr(self.value, self.data_type.value) is None:
+            raise ValueError(f"value.{self.data_type.value} is required for data_type {self.data_type.value}")
+        if self.operator in (Op.IN, Op.NOT_IN) and self.data_type is not DataType.ARRAY:
+            raise ValueError(f"operator {self.operator.value} needs data_type array")
+        return self
+
+    def to_filter(self) -> Filter:
+        value: Any = getattr(self.value, self.data_type.value)
+        return Filter(self.field, self.operator, value)
+
+
+class SortCondition(InputModel):
+    field: Annotated[str, Field(min_length=1, max_length=100)]
+    direction: Literal["asc", "desc"] = "desc"
+
+
+class SearchRequest(InputModel):
+    """Common body of ``POST /<resource>/search`` (and the library's ``search`` methods)."""
+
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+    order: Literal["asc", "desc"] = "desc"
+    sort: list[SortCondition] | None = None
+    status: Status | None = Status.PUBLISHED
+    filters: list[FilterCondition] = []
+    start_time: UtcDatetime | None = None
+    end_time: UtcDatetime | None = None
+    expand: str | None = None
+
+    def extra_filters(self) -> list[Filter]:
+        """Resource-specific filters; subclasses add theirs."""
+        return []
+
+    def to_query(self) -> ListQuery:
+        filters = [f.to_filter() for f in self.filters]
+        if self.start_time is not None:
+            filters.append(Filter("created_at", Op.GTE, self.start_time))
+        if self.end_time is not None:
+            filters.append(Filter("created_at", Op.LT, self.end_time))
+        filters += self.extra_filters()
+        sort = (
+            tuple(Sort(s.field, s.direction == "desc") for s in self.sort)
+            if self.sort
+            else (Sort("created_at", self.order == "desc"),)
+        )
+        return ListQuery(
+            filters=tuple(filters),
+            sort=sort,
+            limit=self.limit,
+            offset=self.offset,
+            status=self.status,
+        )

@@ -1,0 +1,1 @@
+"""Storage adapters: ``storage.memory`` (the embedded default) and ``storage.sql`` (SQLAlchemy)."""

@@ -1,0 +1,72 @@
+"""What each store needs to know about each resource kind: model, scope level, uniqueness rules.
+
+Both adapters read this table, so the memory store enforces exactly the uniqueness rules that the SQL
+store's unique indexes enforce (proven by the shared contract tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.customers import Customer
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.resources import Record
+
+__all__ = ["KINDS", "Kind", "Level", "Unique"]
+
+
+class Level(Enum):
+    GLOBAL = "global"
+    TENANT = "tenant"
+    ENVIRONMENT = "environment"
+
+
+@dataclass(frozen=True, slots=True)
+class Unique:
+    """Fields whose values must be unique within the scope; ``live_only`` ignores archived rows."""
+
+    fields: tuple[str, ...]
+    live_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    name: str  # repository attribute on the unit of work and SQL table name
+    label: str  # for messages: "customer"
+    model: type[Record]
+    level: Level
+    unique: tuple[Unique, ...] = ()
+    versioned: bool = False
+
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind("tenants", "tenant", Tenant, Level.GLOBAL),
+        Kind("environments", "environment", Environment, Level.TENANT),
+        Kind(
+            "accounts",
+            "user",
+            Account,
+            Level.TENANT,
+            unique=(Unique(("email",)),),
+        ),
+        Kind(
+            "api_keys",
+            "api key",
+            ApiKey,
+            Level.ENVIRONMENT,
+            unique=(Unique(("key_hash",), live_only=False),),
+        ),
+        Kind(
+            "customers",
+            "customer",
+            Customer,
+            Level.ENVIRONMENT,
+            unique=(Unique(("external_id",)),),
+        ),
+        Kind("notifications", "notification event", NotificationEvent, Level.ENVIRONMENT),
+    )
+}

@@ -1,0 +1,203 @@
+"""A repository over one kind's rows in the memory store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.resources import Record, Status
+from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
+from billingkit.storage.kinds import Kind, Level
+
+T = TypeVar("T", bound=Record)
+Row = dict[str, Record]
+
+
+def field_value(item: Record, name: str) -> Any:
+    """Attribute ``name`` of ``item``, or a metadata value for ``metadata.<key>``."""
+    if name.startswith("metadata."):
+        metadata = getattr(item, "metadata", None) or {}
+        return metadata.get(name.removeprefix("metadata."))
+    return getattr(item, name)
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else value
+
+
+def matches(item: Record, flt: Filter) -> bool:
+    value = _plain(field_value(item, flt.field))
+    target = flt.value
+    if flt.op in (Op.IN, Op.NOT_IN):
+        options = {_plain(v) for v in target}
+        return (value in options) == (flt.op is Op.IN)
+    if flt.op is Op.EQ:
+        return bool(value == _plain(target))
+    if flt.op is Op.NE:
+        return bool(value != _plain(target))
+    if flt.op in (Op.CONTAINS, Op.NOT_CONTAINS):
+        found = value is not None and str(target).lower() in str(value).lower()
+        return found == (flt.op is Op.CONTAINS)
+    if value is None:
+        return False
+    if flt.op in (Op.GT, Op.AFTER):
+        return bool(value > target)
+    if flt.op is Op.GTE:
+        return bool(value >= target)
+    if flt.op in (Op.LT, Op.BEFORE):
+        return bool(value < target)
+    if flt.op is Op.LTE:
+        return bool(value <= target)
+    raise ValidationError(f"unsupported operator {flt.op}", field="filters")  # pragma: no cover
+
+
+class _NullsFirst:
+    """Sort key wrapper: None sorts before every value (as in SQL stores, see the SQL adapter)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: _NullsFirst) -> bool:
+        if self.value is None:
+            return other.value is not None
+        if other.value is None:
+            return False
+        return bool(self.value < other.value)
+
+
+def sort_key(name: str) -> Callable[[Record], _NullsFirst]:
+    return lambda item: _NullsFirst(_plain(field_value(item, name)))
+
+
+def check_fields(kind: Kind, names: Iterable[str], *, field: str) -> None:
+    known = kind.model.model_fields
+    for name in names:
+        base = name.split(".", 1)[0]
+        if base not in known or (name != base and base != "metadata"):
+            raise ValidationError(f"unknown field {name!r} for {kind.label}", field=field)
+
+
+Comparable = str | int | Decimal | datetime
+
+
+class MemoryRepository(Generic[T]):
+    """Reads and writes one kind's rows within one scope; writes go through the undo log."""
+
+    def __init__(
+        self,
+        kind: Kind,
+        rows: Row,
+        scope: tuple[str | None, str | None],
+        record_undo: Callable[[Row, str, Record | None], None],
+    ) -> None:
+        self._kind = kind
+        self._rows = rows
+        self._tenant_id, self._environment_id = scope
+        self._record_undo = record_undo
+        if kind.level is not Level.GLOBAL and self._tenant_id is None:
+            raise ValidationError(f"{kind.label} needs a tenant scope", field="tenant_id")
+        if kind.level is Level.ENVIRONMENT and self._environment_id is None:
+            raise ValidationError(f"{kind.label} needs an environment scope", field="environment_id")
+
+    def _in_scope(self, item: Record) -> bool:
+        level = self._kind.level
+        if level is Level.GLOBAL:
+            return True
+        if getattr(item, "tenant_id", None) != self._tenant_id:
+            return False
+        return level is Level.TENANT or getattr(item, "environment_id", None) == self._environment_id
+
+    def _stamp_scope(self, item: T) -> None:
+        if not self._in_scope(item):
+            raise ValidationError(
+                f"{self._kind.label} belongs to another tenant or environment", field="tenant_id"
+            )
+
+    def find(self, id: str) -> T | None:
+        item = self._rows.get(id)
+        if item is None or not self._in_scope(item):
+            return None
+        return item  # type: ignore[return-value]
+
+    def get(self, id: str) -> T:
+        item = self.find(id)
+        if item is None:
+            raise NotFound(f"{self._kind.label} {id} not found")
+        return item
+
+    def _scoped(self) -> Iterable[T]:
+        return (item for item in self._rows.values() if self._in_scope(item))  # type: ignore[misc]
+
+    def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None:
+        check_fields(self._kind, equals, field="filters")
+        for item in self._scoped():
+            if not include_archived and item.status is not Status.PUBLISHED:
+                continue
+            if all(_plain(field_value(item, k)) == _plain(v) for k, v in equals.items()):
+                return item
+        return None
+
+    def _check_unique(self, item: T) -> None:
+        for rule in self._kind.unique:
+            if rule.live_only and item.status is not Status.PUBLISHED:
+                continue
+            values = [getattr(item, f) for f in rule.fields]
+            if any(v is None for v in values):
+                continue
+            for other in self._scoped():
+                if other.id == item.id:
+                    continue
+                if rule.live_only and other.status is not Status.PUBLISHED:
+                    continue
+                if [getattr(other, f) for f in rule.fields] == values:
+                    shown = ", ".join(f"{f}={v!r}" for f, v in zip(rule.fields, values, strict=True))
+                    raise AlreadyExists(
+                        f"a {self._kind.label} with {shown} already exists",
+                        details={"field": rule.fields[0]},
+                    )
+
+    def add(self, item: T) -> T:
+        self._stamp_scope(item)
+        if item.id in self._rows:
+            raise AlreadyExists(f"{self._kind.label} {item.id} already exists", details={"field": "id"})
+        self._check_unique(item)
+        self._record_undo(self._rows, item.id, None)
+        self._rows[item.id] = item
+        return item
+
+    def update(self, item: T, *, expected_version: int | None = None) -> T:
+        self._stamp_scope(item)
+        current = self.get(item.id)
+        if expected_version is not None:
+            stored = getattr(current, "version", None)
+            if stored != expected_version:
+                raise VersionConflict(
+                    f"{self._kind.label} {item.id} is at version {stored}, not {expected_version}"
+                )
+            item = item.model_copy(update={"version": expected_version + 1})
+        self._check_unique(item)
+        self._record_undo(self._rows, item.id, current)
+        self._rows[item.id] = item
+        return item
+
+    def list(self, query: ListQuery) -> Page[T]:
+        check_fields(self._kind, (f.field for f in query.filters), field="filters")
+        check_fields(self._kind, (s.field for s in query.sort), field="sort")
+        selected = [
+            item
+            for item in self._scoped()
+            if (query.status is None or item.status == query.status)
+            and all(matches(item, f) for f in query.filters)
+        ]
+        direction = query.sort[0].descending if query.sort else True
+        selected.sort(key=lambda item: item.id, reverse=direction)  # tie-breaker
+        for order in reversed(query.sort):
+            selected.sort(key=sort_key(order.field), reverse=order.descending)
+        window = selected[query.offset : query.offset + query.limit]
+        return Page(items=window, total=len(selected), limit=query.limit, offset=query.offset)

@@ -1,0 +1,122 @@
+"""The in-memory store and its unit of work.
+
+Concurrency: one re-entrant lock serialises units of work, so every unit of work sees a consistent
+state and commits atomically. Rollback replays an undo log, so a failed unit of work leaves no trace,
+exactly as a database transaction would.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from billingkit.domain.access import Account, ApiKey
+from billingkit.domain.resources import Record, Status
+from billingkit.errors import InvalidOperation
+from billingkit.storage.kinds import KINDS
+from billingkit.storage.memory.repository import MemoryRepository, Row
+
+__all__ = ["MemoryStorage", "MemoryUnitOfWork"]
+
+
+class MemoryStorage:
+    """Everything in process memory; gone when the process ends. ``Billing()`` uses it by default."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, Row] = {name: {} for name in KINDS}
+        self._lock = threading.RLock()
+
+    def unit_of_work(
+        self, tenant_id: str | None = None, environment_id: str | None = None
+    ) -> MemoryUnitOfWork:
+        return MemoryUnitOfWork(self, tenant_id, environment_id)
+
+    def close(self) -> None:
+        """Nothing to release; present so every store has the same shape."""
+
+    def __repr__(self) -> str:
+        return f"MemoryStorage({sum(len(r) for r in self._rows.values())} rows)"
+
+
+class MemoryUnitOfWork:
+    def __init__(
+        self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None
+    ) -> None:
+        self._storage = storage
+        self._scope = (tenant_id, environment_id)
+        self._undo: list[tuple[Row, str, Record | None]] = []
+        self._active = False
+        self._repositories: dict[str, MemoryRepository[Any]] = {}
+
+    def __getattr__(self, name: str) -> MemoryRepository[Any]:
+        # Repositories are made on first use so a tenant-only unit of work can still reach
+        # tenant-level repositories without an environment.
+        kind = KINDS.get(name)
+        if kind is None:
+            raise AttributeError(name)
+        if not self._active:
+            raise InvalidOperation("use the unit of work inside a `with` block")
+        repo = self._repositories.get(name)
+        if repo is None:
+            repo = MemoryRepository(kind, self._storage._rows[name], self._scope, self._record)
+            self._repositories[name] = repo
+        return repo
+
+    def for_scope(self, tenant_id: str | None, environment_id: str | None) -> MemoryUnitOfWork:
+        """The same transaction, with repositories bound to another scope (system use only)."""
+        view = MemoryUnitOfWork(self._storage, tenant_id, environment_id)
+        view._undo = self._undo
+        view._active = self._active
+        view._record = self._record  # type: ignore[method-assign]
+        return view
+
+    def _record(self, rows: Row, key: str, previous: Record | None) -> None:
+        self._undo.append((rows, key, previous))
+
+    def __enter__(self) -> MemoryUnitOfWork:
+        self._storage._lock.acquire()
+        self._active = True
+        self._undo = []
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self.rollback()
+        finally:
+            self._active = False
+            self._repositories.clear()
+            self._storage._lock.release()
+
+    def commit(self) -> None:
+        self._undo = []
+
+    def rollback(self) -> None:
+        for rows, key, previous in reversed(self._undo):
+            if previous is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = previous
+        self._undo = []
+
+    def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        for item in self._storage._rows["api_keys"].values():
+            if isinstance(item, ApiKey) and item.key_hash == key_hash:
+                return item
+        return None
+
+    def find_accounts_by_email(self, email: str) -> Sequence[Account]:
+        return [
+            item
+            for item in self._storage._rows["accounts"].values()
+            if isinstance(item, Account)
+            and item.email is not None
+            and item.email.lower() == email.lower()
+            and item.status is Status.PUBLISHED
+        ]

@@ -1,0 +1,190 @@
+"""The SQL store's entry object and unit of work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from billingkit.domain.access import Account, ApiKey
+from billingkit.domain.resources import Status
+from billingkit.errors import InternalError, InvalidOperation
+from billingkit.storage.kinds import KINDS
+from billingkit.storage.sql import schema
+from billingkit.storage.sql.mapping import from_row
+from billingkit.storage.sql.repository import SqlRepository
+from billingkit.storage.sql.tables import TABLES
+
+__all__ = ["SqlStorage", "SqlUnitOfWork", "normalize_url"]
+
+
+def normalize_url(url: str) -> str:
+    """Use psycopg 3 for ``postgresql://`` URLs (the driver of the ``postgres`` extra)."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    # pysqlite's own transaction handling defers BEGIN; take control so a unit of work is one
+    # real transaction, and take the write lock up front (BEGIN IMMEDIATE) so concurrent writers
+    # queue on busy_timeout instead of failing with "database is locked" halfway through.
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout = 30000")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if engine.url.database not in (None, "", ":memory:"):
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class SqlStorage:
+    """SQLite or PostgreSQL through SQLAlchemy 2.
+
+    >>> storage = SqlStorage.from_url("sqlite:///billing.db")   # migrated automatically when new
+    >>> storage = SqlStorage.from_url("postgresql://localhost/billing", migrate=True)
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def from_url(cls, url: str, *, migrate: bool | None = None, echo: bool = False) -> SqlStorage:
+        """Connect to ``url``.
+
+        ``migrate=None`` (default) applies the migrations to a new SQLite database and otherwise
+        checks that the schema is current (run ``billingkit migrate`` to upgrade it);
+        ``migrate=True`` always upgrades; ``migrate=False`` skips the check.
+        """
+        url = normalize_url(url)
+        parsed = make_url(url)
+        is_sqlite = parsed.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {"echo": echo, "future": True}
+        if is_sqlite:
+            kwargs["connect_args"] = {"check_same_thread": False}
+            if parsed.database in (None, "", ":memory:"):
+                kwargs["poolclass"] = StaticPool
+        else:
+            kwargs["pool_pre_ping"] = True
+        engine = create_engine(url, **kwargs)
+        if is_sqlite:
+            _configure_sqlite(engine)
+        storage = cls(engine)
+        if migrate is True:
+            storage.migrate()
+        elif migrate is None:
+            current = schema.current_revision(engine)
+            if current is None and is_sqlite:
+                storage.migrate()
+            elif current != schema.head_revision():
+                engine.dispose()
+                raise InvalidOperation(
+                    f"the database schema is at revision {current}, not "
+                    f"{schema.head_revision()}; run `billingkit migrate --database-url ...`"
+                )
+        return storage
+
+    def migrate(self) -> None:
+        """Apply every pending migration."""
+        schema.upgrade(self.engine)
+
+    def unit_of_work(
+        self, tenant_id: str | None = None, environment_id: str | None = None
+    ) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self.engine, tenant_id, environment_id)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
+
+
+class SqlUnitOfWork:
+    def __init__(self, engine: Engine, tenant_id: str | None, environment_id: str | None) -> None:
+        self._engine = engine
+        self._scope = (tenant_id, environment_id)
+        self._conn: Connection | None = None
+        self._repositories: dict[str, SqlRepository[Any]] = {}
+
+    @property
+    def connection(self) -> Connection:
+        if self._conn is None:
+            raise InvalidOperation("use the unit of work inside a `with` block")
+        return self._conn
+
+    def __getattr__(self, name: str) -> SqlRepository[Any]:
+        kind = KINDS.get(name)
+        if kind is None:
+            raise AttributeError(name)
+        repo = self._repositories.get(name)
+        if repo is None:
+            repo = SqlRepository(kind, TABLES[name], self.connection, self._scope)
+            self._repositories[name] = repo
+        return repo
+
+    def for_scope(self, tenant_id: str | None, environment_id: str | None) -> SqlUnitOfWork:
+        """The same transaction, with repositories bound to another scope (system use only)."""
+        view = SqlUnitOfWork(self._engine, tenant_id, environment_id)
+        view._conn = self.connection
+        return view
+
+    def __enter__(self) -> SqlUnitOfWork:
+        try:
+            self._conn = self._engine.connect()
+            self._conn.begin()
+        except SQLAlchemyError as exc:
+            raise InternalError("the database is unavailable") from exc
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn = self._conn
+        self._conn = None
+        self._repositories.clear()
+        if conn is None:
+            return
+        try:
+            if conn.in_transaction():
+                conn.rollback()
+        finally:
+            conn.close()
+
+    def commit(self) -> None:
+        self.connection.commit()
+
+    def rollback(self) -> None:
+        self.connection.rollback()
+
+    def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        table = TABLES["api_keys"]
+        row = self.connection.execute(
+            select(table).where(table.c.key_hash == key_hash)
+        ).mappings().first()
+        return None if row is None else from_row(row, ApiKey)
+
+    def find_accounts_by_email(self, email: str) -> Sequence[Account]:
+        table = TABLES["accounts"]
+        rows = self.connection.execute(
+            select(table).where(
+                table.c.email == email.lower(), table.c.status == Status.PUBLISHED.value
+            )
+        ).mappings().all()
+        return [from_row(r, Account) for r in rows]

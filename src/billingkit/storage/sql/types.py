@@ -1,0 +1,80 @@
+"""Column types that keep billingkit's rules on every database.
+
+- :class:`ExactDecimal`: NUMERIC on PostgreSQL; canonical text on SQLite, because SQLAlchemy's
+  ``Numeric`` on SQLite passes through float and loses exactness.
+- :class:`UtcDateTime`: ``timestamptz`` on PostgreSQL; fixed-width UTC text on SQLite (sorts
+  correctly). Naive datetimes are rejected on the way in; values come back aware, in UTC.
+- :data:`JsonDocument`: JSON, stored as JSONB on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Dialect, Numeric, String
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+from billingkit.errors import ValidationError
+
+__all__ = ["ExactDecimal", "JsonDocument", "UtcDateTime"]
+
+_SQLITE_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(String(26))
+        return dialect.type_descriptor(DateTime(timezone=True))
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise ValidationError(f"expected a datetime, got {type(value).__name__}")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValidationError("naive datetimes cannot be stored; pass an aware UTC datetime")
+        value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.strftime(_SQLITE_FORMAT)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return datetime.strptime(value, _SQLITE_FORMAT).replace(tzinfo=UTC)
+        if value.tzinfo is None:  # pragma: no cover - timestamptz always comes back aware
+            return value.replace(tzinfo=UTC)  # type: ignore[no-any-return]
+        return value.astimezone(UTC)  # type: ignore[no-any-return]
+
+
+class ExactDecimal(TypeDecorator[Decimal]):
+    impl = Numeric
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(String(64))
+        return dialect.type_descriptor(Numeric(asdecimal=True))
+
+    def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, Decimal) or not value.is_finite():
+            raise ValidationError(f"expected a finite Decimal, got {value!r}")
+        return format(value, "f") if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
+        if value is None:
+            return None
+        return Decimal(value) if not isinstance(value, Decimal) else value
+
+
+JsonDocument = JSON().with_variant(JSONB(), "postgresql")

@@ -1,0 +1,325 @@
+"""The storage contract: what every ``Storage`` must do, whatever it stores data in."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from billingkit.domain.access import (
+    Account,
+    AccountType,
+    ApiKey,
+    Environment,
+    EnvironmentType,
+    Role,
+    Tenant,
+)
+from billingkit.domain.customers import Customer
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import Filter, ListQuery, Op, Sort
+from billingkit.domain.resources import Record, Status
+from billingkit.errors import AlreadyExists, NotFound, ValidationError
+from billingkit.ports import Storage
+from billingkit.storage.kinds import KINDS, Level
+
+__all__ = ["StorageContract", "sample"]
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+_counter = iter(range(10**9))
+
+
+def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a", **fields: Any) -> Record:
+    """A valid resource of ``kind`` in the given scope (fields override the defaults)."""
+    n = next(_counter)
+    common: dict[str, Any] = {
+        "id": f"{kind}_{n:08d}",
+        "created_at": T0 + timedelta(seconds=n),
+        "updated_at": T0 + timedelta(seconds=n),
+        "created_by": "test",
+        "updated_by": "test",
+    }
+    scope: dict[str, Any] = {}
+    level = KINDS[kind].level
+    if level is not Level.GLOBAL:
+        scope["tenant_id"] = tenant_id
+    if level is Level.ENVIRONMENT:
+        scope["environment_id"] = environment_id
+    defaults: dict[str, dict[str, Any]] = {
+        "tenants": {"name": f"Tenant {n}"},
+        "environments": {"name": f"env {n}", "type": EnvironmentType.DEVELOPMENT},
+        "accounts": {
+            "type": AccountType.USER,
+            "name": f"User {n}",
+            "email": f"user{n}@example.com",
+            "roles": (Role.ALL_READER,),
+        },
+        "api_keys": {
+            "name": f"key {n}",
+            "key_hash": f"{n:064x}",
+            "display_id": "sk_ab***cd",
+            "account_id": "user_1",
+            "account_type": AccountType.USER,
+            "roles": (Role.ALL_WRITER, Role.EVENT_INGESTOR),
+        },
+        "customers": {"external_id": f"ext-{n}", "name": f"Customer {n}", "metadata": {"tier": "gold"}},
+        "notifications": {
+            "event_type": "customer.created",
+            "entity_type": "customer",
+            "entity_id": f"cust_{n}",
+            "payload": {"event_type": "customer.created", "customer": {"id": f"cust_{n}"}},
+        },
+    }
+    model = KINDS[kind].model
+    return model(**{**common, **scope, **defaults[kind], **fields})
+
+
+class StorageContract:
+    """Subclass and provide a ``storage`` fixture returning a fresh, empty store (a class
+    method fixture or one from your ``conftest.py``)."""
+
+    # -- round trips -----------------------------------------------------------------------
+    @pytest.mark.parametrize("kind", sorted(KINDS))
+    def test_every_kind_round_trips_exactly(self, storage: Storage, kind: str) -> None:
+        item = sample(kind)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            getattr(uow, kind).add(item)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            loaded = getattr(uow, kind).get(item.id)
+        assert loaded == item
+        assert loaded.created_at.tzinfo is not None and loaded.created_at.utcoffset() == timedelta(0)
+
+    def test_missing_resource_is_not_found(self, storage: Storage) -> None:
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.find("cust_missing") is None
+            with pytest.raises(NotFound):
+                uow.customers.get("cust_missing")
+
+    # -- scoping ---------------------------------------------------------------------------
+    @pytest.mark.parametrize("kind", sorted(k for k, v in KINDS.items() if v.level is not Level.GLOBAL))
+    def test_other_scopes_cannot_see_a_resource(self, storage: Storage, kind: str) -> None:
+        item = sample(kind)
+        field = "name" if "name" in type(item).model_fields else "event_type"
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            getattr(uow, kind).add(item)
+            uow.commit()
+        others = [("tenant_b", "env_a")]
+        if KINDS[kind].level is Level.ENVIRONMENT:
+            others.append(("tenant_a", "env_b"))
+        for tenant_id, environment_id in others:
+            with storage.unit_of_work(tenant_id, environment_id) as uow:
+                repo = getattr(uow, kind)
+                assert repo.find(item.id) is None
+                with pytest.raises(NotFound):
+                    repo.get(item.id)
+                assert repo.find_one(**{field: getattr(item, field)}) is None
+                assert repo.list(ListQuery(status=None)).total == 0
+                with pytest.raises(NotFound):
+                    repo.update(item.model_copy(update={"tenant_id": tenant_id, **(
+                        {"environment_id": environment_id} if KINDS[kind].level is Level.ENVIRONMENT else {}
+                    )}))
+
+    def test_writing_into_another_scope_is_refused(self, storage: Storage) -> None:
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            with pytest.raises(ValidationError):
+                uow.customers.add(sample("customers", tenant_id="tenant_b"))
+            with pytest.raises(ValidationError):
+                uow.customers.add(sample("customers", environment_id="env_b"))
+
+    # -- uniqueness ------------------------------------------------------------------------
+    def test_external_id_is_unique_among_live_customers_of_an_environment(self, storage: Storage) -> None:
+        first = sample("customers", external_id="acme")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(first)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            with pytest.raises(AlreadyExists) as info:
+                uow.customers.add(sample("customers", external_id="acme"))
+            assert info.value.details["field"] == "external_id"
+        # another environment may use it
+        with storage.unit_of_work("tenant_a", "env_b") as uow:
+            uow.customers.add(sample("customers", environment_id="env_b", external_id="acme"))
+            uow.commit()
+        # once the first is archived the id is free again
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.update(first.model_copy(update={"status": Status.ARCHIVED}))
+            uow.customers.add(sample("customers", external_id="acme"))
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.list(ListQuery(status=None)).total == 2
+
+    def test_update_that_breaks_uniqueness_is_refused(self, storage: Storage) -> None:
+        a = sample("customers", external_id="a")
+        b = sample("customers", external_id="b")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(a)
+            uow.customers.add(b)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            with pytest.raises(AlreadyExists):
+                uow.customers.update(b.model_copy(update={"external_id": "a"}))
+            assert uow.customers.get(b.id).external_id == "b"
+
+    def test_duplicate_id_is_already_exists(self, storage: Storage) -> None:
+        item = sample("customers")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(item)
+            with pytest.raises(AlreadyExists):
+                uow.customers.add(item.model_copy(update={"external_id": "other"}))
+
+    # -- transactions ----------------------------------------------------------------------
+    def test_uncommitted_work_is_rolled_back(self, storage: Storage) -> None:
+        item = sample("customers")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(item)
+        with pytest.raises(RuntimeError), storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(sample("customers"))
+            raise RuntimeError("boom")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.list(ListQuery()).total == 0
+
+    def test_rollback_restores_updated_rows(self, storage: Storage) -> None:
+        item = sample("customers", name="before")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(item)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.update(item.model_copy(update={"name": "after"}))
+            uow.rollback()
+            assert uow.customers.get(item.id).name == "before"
+
+    def test_a_refused_write_does_not_undo_earlier_writes(self, storage: Storage) -> None:
+        kept = sample("customers", external_id="kept")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(kept)
+            with pytest.raises(AlreadyExists):
+                uow.customers.add(sample("customers", external_id="kept"))
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.get(kept.id) == kept
+
+    def test_concurrent_writers_of_one_external_id_produce_one_customer(self, storage: Storage) -> None:
+        outcomes: list[str] = []
+        barrier = threading.Barrier(4)
+
+        def create() -> None:
+            barrier.wait()
+            try:
+                with storage.unit_of_work("tenant_a", "env_a") as uow:
+                    uow.customers.add(sample("customers", external_id="race"))
+                    uow.commit()
+                outcomes.append("created")
+            except AlreadyExists:
+                outcomes.append("conflict")
+
+        threads = [threading.Thread(target=create) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcomes) == ["conflict", "conflict", "conflict", "created"]
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.list(ListQuery()).total == 1
+
+    # -- lists -----------------------------------------------------------------------------
+    def _five(self, storage: Storage) -> list[Customer]:
+        names = ["delta", "Alpha", "charlie", "bravo", "echo"]
+        items = [
+            sample("customers", name=n, email=f"{n.lower()}@x.io" if i % 2 == 0 else None,
+                   metadata={"tier": "gold" if i < 2 else "free"})
+            for i, n in enumerate(names)
+        ]
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            for item in items:
+                uow.customers.add(item)
+            uow.commit()
+        return items  # type: ignore[return-value]
+
+    def test_list_pages_with_total_and_default_newest_first(self, storage: Storage) -> None:
+        items = self._five(storage)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            first = uow.customers.list(ListQuery(limit=2))
+            second = uow.customers.list(ListQuery(limit=2, offset=2))
+            last = uow.customers.list(ListQuery(limit=2, offset=4))
+        assert first.total == second.total == last.total == 5
+        ids = [c.id for c in [*first.items, *second.items, *last.items]]
+        assert ids == [c.id for c in reversed(items)]
+        assert first.has_more and not last.has_more
+
+    def test_list_sorts_and_filters_identically(self, storage: Storage) -> None:
+        items = self._five(storage)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            by_name = uow.customers.list(ListQuery(sort=(Sort("name", descending=False),)))
+            assert [c.name for c in by_name.items] == ["Alpha", "bravo", "charlie", "delta", "echo"]
+            gold = uow.customers.list(ListQuery(filters=(Filter("metadata.tier", Op.EQ, "gold"),)))
+            assert {c.id for c in gold.items} == {items[0].id, items[1].id}
+            contains = uow.customers.list(ListQuery(filters=(Filter("name", Op.CONTAINS, "ALP"),)))
+            assert [c.name for c in contains.items] == ["Alpha"]
+            not_contains = uow.customers.list(ListQuery(filters=(Filter("name", Op.NOT_CONTAINS, "a"),)))
+            assert [c.name for c in not_contains.items] == ["echo"]
+            chosen = uow.customers.list(ListQuery(filters=(Filter("id", Op.IN, [items[2].id, items[4].id]),)))
+            assert chosen.total == 2
+            after = uow.customers.list(ListQuery(filters=(Filter("created_at", Op.AFTER, items[2].created_at),)))
+            assert {c.id for c in after.items} == {items[3].id, items[4].id}
+            by_email = uow.customers.list(
+                ListQuery(sort=(Sort("email", descending=False),), filters=(Filter("name", Op.NE, "Alpha"),))
+            )
+            # NULL sorts first ascending on every store
+            assert [c.email for c in by_email.items] == [None, None, "charlie@x.io", "delta@x.io", "echo@x.io"][0:1] + [
+                c.email for c in by_email.items[1:]
+            ]
+            assert by_email.items[0].email is None and by_email.items[-1].email == "echo@x.io"
+
+    def test_list_by_status(self, storage: Storage) -> None:
+        items = self._five(storage)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.update(items[0].model_copy(update={"status": Status.ARCHIVED}))
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.customers.list(ListQuery()).total == 4
+            assert uow.customers.list(ListQuery(status=Status.ARCHIVED)).total == 1
+            assert uow.customers.list(ListQuery(status=None)).total == 5
+            assert uow.customers.find_one(external_id=items[0].external_id) is None
+            assert uow.customers.find_one(external_id=items[0].external_id, include_archived=True) is not None
+
+    def test_unknown_fields_are_validation_errors(self, storage: Storage) -> None:
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            with pytest.raises(ValidationError):
+                uow.customers.list(ListQuery(sort=(Sort("no_such_field"),)))
+            with pytest.raises(ValidationError):
+                uow.customers.list(ListQuery(filters=(Filter("no_such_field", Op.EQ, "x"),)))
+
+    # -- unscoped lookups ------------------------------------------------------------------
+    def test_api_key_lookup_by_hash_crosses_scopes(self, storage: Storage) -> None:
+        key = sample("api_keys", tenant_id="tenant_z", environment_id="env_z", key_hash="f" * 64)
+        assert isinstance(key, ApiKey)
+        with storage.unit_of_work("tenant_z", "env_z") as uow:
+            uow.api_keys.add(key)
+            uow.commit()
+        with storage.unit_of_work() as uow:
+            assert uow.find_api_key_by_hash("f" * 64) == key
+            assert uow.find_api_key_by_hash("e" * 64) is None
+
+    def test_accounts_by_email_across_tenants(self, storage: Storage) -> None:
+        with storage.unit_of_work("tenant_a", None) as uow:
+            uow.accounts.add(sample("accounts", email="same@x.io"))
+            uow.for_scope("tenant_b", None).accounts.add(sample("accounts", tenant_id="tenant_b", email="same@x.io"))
+            uow.commit()
+        with storage.unit_of_work() as uow:
+            found = uow.find_accounts_by_email("same@x.io")
+        assert sorted(a.tenant_id for a in found) == ["tenant_a", "tenant_b"]
+        assert all(isinstance(a, Account) for a in found)
+
+    def test_for_scope_shares_the_transaction(self, storage: Storage) -> None:
+        with storage.unit_of_work(None, None) as uow:
+            uow.tenants.add(sample("tenants", id="tenant_q"))
+            uow.for_scope("tenant_q", None).environments.add(sample("environments", tenant_id="tenant_q"))
+            # not committed: both writes vanish together
+        with storage.unit_of_work("tenant_q", None) as uow:
+            assert uow.tenants.find("tenant_q") is None
+            assert uow.environments.list(ListQuery()).total == 0
+
+

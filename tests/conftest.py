@@ -1,0 +1,84 @@
+"""Shared fixtures: every storage test runs on memory, SQLite and PostgreSQL.
+
+PostgreSQL: ``BILLINGKIT_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``)
+names a server; each test session creates its own database there and drops it at the end, and each
+test starts from empty tables. Unreachable PostgreSQL skips those tests with the reason, unless
+``BILLINGKIT_REQUIRE_POSTGRES=1`` (set by CI), which makes them fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from billingkit.storage.memory import MemoryStorage
+from billingkit.storage.sql import SqlStorage
+from billingkit.storage.sql.tables import metadata
+
+PG_URL = os.environ.get(
+    "BILLINGKIT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+REQUIRE_PG = os.environ.get("BILLINGKIT_REQUIRE_POSTGRES") == "1"
+STORES = ["memory", "sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sqlite") / "template.db"
+    # A new file is migrated automatically; closing the last connection checkpoints the WAL, so
+    # the single file is a complete copyable template.
+    SqlStorage.from_url(f"sqlite:///{path}").close()
+    assert not path.with_name(path.name + "-wal").exists()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    admin_url = PG_URL.replace("postgresql://", "postgresql+psycopg://", 1)
+    name = f"billingkit_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001 - any connection failure means "no PostgreSQL here"
+        message = f"PostgreSQL unreachable at {PG_URL}: {type(exc).__name__}: {exc}"
+        if REQUIRE_PG:
+            pytest.fail(message + " (BILLINGKIT_REQUIRE_POSTGRES=1)")
+        pytest.skip(message)
+    url = admin.url.set(database=name).render_as_string(hide_password=False)
+    SqlStorage.from_url(url, migrate=True).close()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+_PG_TABLES = ", ".join(t.name for t in metadata.sorted_tables)
+
+
+def make_storage(kind: str, request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    if kind == "memory":
+        return MemoryStorage()
+    if kind == "sqlite":
+        template = request.getfixturevalue("sqlite_template")
+        path = tmp_path / "billing.db"
+        shutil.copy(template, path)
+        return SqlStorage.from_url(f"sqlite:///{path}")
+    url = request.getfixturevalue("postgres_url")
+    storage = SqlStorage.from_url(url, migrate=False)
+    with storage.engine.begin() as conn:
+        conn.exec_driver_sql(f"TRUNCATE {_PG_TABLES}")
+    return storage
+
+
+@pytest.fixture(params=STORES)
+def storage(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    store = make_storage(request.param, request, tmp_path)
+    yield store
+    store.close()
