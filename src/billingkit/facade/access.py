@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from billingkit.domain.access import Account, ApiKey, Environment, EnvironmentType
+from billingkit.domain.access import Account, ApiKey, Environment
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.validation import parse_input
 from billingkit.facade.scoped import Scoped
@@ -59,5 +59,7 @@ class Environments:
     def list(self) -> Page[Environment]:
         return self._s.run(svc.list_environments)
 
-    def create(self, *, name: str, type: EnvironmentType | str) -> Environment:
-        return self._s.run(svc.create_environment, name=name, type=EnvironmentType(type))
+    def create(self, request: svc.EnvironmentCreate | None = None, /, **fields: Any) -> Environment:
+        """A new environment of the tenant: ``name`` and ``type`` (development|production)."""
+        data = request or parse_input(svc.EnvironmentCreate, fields)
+        return self._s.run(svc.create_environment, data=data)

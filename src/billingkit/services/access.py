@@ -55,6 +55,7 @@ __all__ = [
     "AccountCreate",
     "ApiKeyCreate",
     "BootstrapResult",
+    "EnvironmentCreate",
     "IssuedKey",
     "Principal",
     "authenticate_api_key",
@@ -127,14 +128,15 @@ def create_tenant(uow: UnitOfWork, ctx: Context, *, name: str) -> Tenant:
     return tenant
 
 
-def create_environment(
-    uow: UnitOfWork, ctx: Context, *, name: str, type: EnvironmentType
-) -> Environment:
+class EnvironmentCreate(InputModel):
+    name: Name
+    type: EnvironmentType
+
+
+def create_environment(uow: UnitOfWork, ctx: Context, *, data: EnvironmentCreate) -> Environment:
     ctx.require("environment", Action.WRITE)
-    if not name.strip():
-        raise ValidationError("name must not be empty", field="name")
     env = Environment(
-        id=ctx.ids.new("env"), name=name.strip(), type=type, **_tenant_stamp(ctx)  # type: ignore[arg-type]
+        id=ctx.ids.new("env"), name=data.name, type=data.type, **_tenant_stamp(ctx)  # type: ignore[arg-type]
     )
     uow.environments.add(env)
     return env
@@ -423,7 +425,7 @@ def bootstrap(
     )
     environments = []
     for name, env_type in (("test", EnvironmentType.DEVELOPMENT), ("production", EnvironmentType.PRODUCTION)):
-        env = create_environment(tenant_uow, ctx, name=name, type=env_type)
+        env = create_environment(tenant_uow, ctx, data=EnvironmentCreate(name=name, type=env_type))
         env_ctx = Context(
             tenant_id=tenant.id,
             environment_id=env.id,

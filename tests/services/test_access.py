@@ -1,0 +1,195 @@
+"""Tenants, environments, accounts, API keys and sessions, on every store."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import text
+
+from billingkit import (
+    Actor,
+    Billing,
+    NotFound,
+    PermissionDenied,
+    Role,
+    Scoped,
+    TestClock,
+    Unauthorized,
+    ValidationError,
+)
+from billingkit.domain.access import ROLES, Action, role_covers
+from billingkit.domain.credentials import hash_api_key
+from billingkit.services.access import BootstrapResult
+from billingkit.storage.memory import MemoryStorage
+from billingkit.storage.sql import SqlStorage
+
+
+def test_bootstrap_creates_tenant_environments_owner_and_keys(billing: Billing, setup: BootstrapResult) -> None:
+    assert [(env.name, env.type.value) for env, _ in setup.environments] == [
+        ("test", "development"),
+        ("production", "production"),
+    ]
+    for env, issued in setup.environments:
+        scoped = billing.authenticate(issued.api_key)
+        assert (scoped.tenant_id, scoped.environment_id) == (setup.tenant.id, env.id)
+        assert scoped.actor.roles == (Role.SUPER_ADMIN,)
+        assert scoped.actor.id == setup.owner.id
+    envs = billing.scope(setup.tenant.id).environments.list()
+    assert envs.total == 2
+
+
+def test_role_table_matches_the_spec() -> None:
+    ingest = Actor("a", (Role.EVENT_INGESTOR,))
+    read = Actor("b", (Role.EVENT_READER,))
+    both = Actor("c", (Role.EVENT_INGESTOR, Role.EVENT_READER))
+    assert ingest.can("event", Action.WRITE) and not ingest.can("event", Action.READ)
+    assert read.can("event", Action.READ) and not read.can("event", Action.WRITE)
+    assert both.can("event", Action.READ) and both.can("event", Action.WRITE)
+    assert not ingest.can("customer", Action.WRITE)
+    reader = Actor("d", (Role.ALL_READER,))
+    assert reader.can("plan", Action.READ) and not reader.can("plan", Action.WRITE)
+    assert Actor("e", (Role.ALL_WRITER,)).can("invoice", Action.WRITE)
+    assert set(ROLES) == set(Role)
+    assert role_covers([Role.ALL_WRITER], Role.EVENT_INGESTOR)
+    assert not role_covers([Role.ALL_READER], Role.EVENT_INGESTOR)
+    assert not role_covers([Role.ALL_WRITER], Role.SUPER_ADMIN)
+
+
+def test_service_account_key_copies_roles_once(billing: Billing, test_env: Scoped) -> None:
+    svc, password = test_env.users.create(type="service_account", name="ingest", roles=["event_ingestor"])
+    assert password is None
+    issued = test_env.api_keys.create(name="ingest key", service_account_id=svc.id)
+    assert issued.key.roles == (Role.EVENT_INGESTOR,)
+    # Widen the account's roles afterwards: the key keeps what it was issued with.
+    with billing.storage.unit_of_work(test_env.tenant_id, None) as uow:
+        uow.accounts.update(svc.model_copy(update={"roles": (Role.ALL_WRITER,)}))
+        uow.commit()
+    as_key = billing.authenticate(issued.api_key)
+    assert as_key.actor.roles == (Role.EVENT_INGESTOR,)
+    with pytest.raises(PermissionDenied):
+        as_key.customers.list()
+
+
+def test_key_is_stored_only_as_a_hash(billing: Billing, owner: Scoped, test_env: Scoped) -> None:
+    issued = owner.api_keys.create(name="mine")
+    assert issued.api_key.startswith("sk_") and len(issued.api_key) == 46
+    stored = test_env.api_keys.list().items
+    assert all(issued.api_key not in repr(k) for k in stored)
+    assert any(k.key_hash == hash_api_key(issued.api_key) for k in stored)
+    assert issued.key.display_id == issued.api_key[:5] + "***" + issued.api_key[-2:]
+    if isinstance(billing.storage, SqlStorage):
+        with billing.storage.engine.connect() as conn:
+            rows = conn.execute(text("SELECT * FROM api_keys")).all()
+        assert rows and all(issued.api_key not in str(tuple(r)) for r in rows)
+    else:
+        assert isinstance(billing.storage, MemoryStorage)
+        assert issued.api_key not in repr(billing.storage._rows)
+
+
+def test_expired_deleted_and_foreign_keys_are_unauthorized(
+    billing: Billing, owner: Scoped, prod_env: Scoped, clock: TestClock
+) -> None:
+    test_env = owner
+    short = test_env.api_keys.create(name="short", expires_at=clock.now() + timedelta(hours=1))
+    billing.authenticate(short.api_key)
+    clock.advance(hours=1)
+    with pytest.raises(Unauthorized, match="expired"):
+        billing.authenticate(short.api_key)
+
+    doomed = test_env.api_keys.create(name="doomed")
+    test_env.api_keys.delete(doomed.key.id)
+    with pytest.raises(Unauthorized, match="deleted"):
+        billing.authenticate(doomed.api_key)
+    with pytest.raises(NotFound):
+        test_env.api_keys.delete(doomed.key.id)
+
+    good = test_env.api_keys.create(name="good")
+    assert billing.authenticate(good.api_key, environment_id=test_env.environment_id)
+    with pytest.raises(Unauthorized, match="another environment"):
+        billing.authenticate(good.api_key, environment_id=prod_env.environment_id)
+    for bad in (None, "", "nonsense", "sk_" + "A" * 43):
+        with pytest.raises(Unauthorized):
+            billing.authenticate(bad)
+    with pytest.raises(NotFound):
+        prod_env.api_keys.delete(good.key.id)
+
+
+def test_key_validation(owner: Scoped, test_env: Scoped, clock: TestClock) -> None:
+    with pytest.raises(ValidationError) as info:
+        owner.api_keys.create(name="past", expires_at=clock.now() - timedelta(seconds=1))
+    assert info.value.field == "expires_at"
+    with pytest.raises(ValidationError) as info:
+        owner.api_keys.create(name="k", type="publishable_key")
+    assert info.value.field == "type"
+    with pytest.raises(ValidationError):
+        owner.api_keys.create(name="")
+    # the host (system actor) has no account of its own
+    with pytest.raises(Exception, match="service_account_id"):
+        test_env.api_keys.create(name="for whom?")
+    assert test_env.api_keys.list().total == 1  # only this environment's bootstrap key
+
+def test_callers_grant_only_roles_they_cover(billing: Billing, test_env: Scoped) -> None:
+    writer_account, _ = test_env.users.create(type="service_account", name="w", roles=["all_writer"])
+    writer_key = test_env.api_keys.create(name="w", service_account_id=writer_account.id)
+    writer = billing.authenticate(writer_key.api_key)
+    made, _ = writer.users.create(type="service_account", name="i", roles=["event_ingestor"])
+    assert made.roles == (Role.EVENT_INGESTOR,)
+    with pytest.raises(PermissionDenied):
+        writer.users.create(type="service_account", name="s", roles=["super_admin"])
+    with pytest.raises(PermissionDenied, match="super_admin"):
+        writer.api_keys.create(name="x", service_account_id=made.id)
+    own = writer.api_keys.create(name="own key")  # a key for its own account is fine
+    assert own.key.account_id == writer_account.id
+    with pytest.raises(ValidationError) as info:
+        test_env.users.create(type="service_account", name="bad", roles=["root"])
+    assert info.value.details["allowed_values"][0] == "super_admin"
+    with pytest.raises(ValidationError):
+        test_env.users.create(type="service_account", name="mixed", roles=["super_admin", "all_reader"])
+    with pytest.raises(ValidationError):
+        test_env.users.create(type="user", name="no email")
+
+
+def test_login_issues_a_token_with_environment_claim(
+    billing: Billing, setup: BootstrapResult, clock: TestClock
+) -> None:
+    token, account = billing.login("OWNER@acme.test", "correct horse")
+    assert account.id == setup.owner.id
+    scoped = billing.authenticate_token(token)
+    assert scoped.environment_id == setup.environments[0][0].id  # the test environment
+    assert scoped.users.me().email == "owner@acme.test"
+    prod = billing.authenticate_token(token, environment_id=setup.environments[1][0].id)
+    assert prod.environment_id == setup.environments[1][0].id
+    other = billing.bootstrap(tenant_name="Other", owner_email="x@other.test")
+    with pytest.raises(PermissionDenied):
+        billing.authenticate_token(token, environment_id=other.environments[0][0].id)
+    with pytest.raises(Unauthorized):
+        billing.login("owner@acme.test", "wrong")
+    with pytest.raises(Unauthorized):
+        billing.login("nobody@acme.test", "correct horse")
+    with pytest.raises(Unauthorized):
+        billing.authenticate_token(token[:-2] + ("AA" if token[-2:] != "AA" else "BB"))
+    with pytest.raises(Unauthorized):
+        Billing(billing.storage, clock, token_secret=b"another secret").authenticate_token(token)
+    clock.advance(days=31)
+    with pytest.raises(Unauthorized, match="expired"):
+        billing.authenticate_token(token)
+
+
+def test_generated_password_logs_in(billing: Billing, test_env: Scoped) -> None:
+    user, password = test_env.users.create(type="user", email="new@acme.test", roles=["all_reader"])
+    assert password and user.password_hash and password not in user.password_hash
+    token, _ = billing.login("new@acme.test", password)
+    reader = billing.authenticate_token(token)
+    assert reader.actor.roles == (Role.ALL_READER,)
+    with pytest.raises(PermissionDenied):
+        reader.customers.create(external_id="x", name="X")
+
+
+def test_only_the_host_creates_tenants(billing: Billing, setup: BootstrapResult) -> None:
+    tenant = billing.create_tenant("Extra")
+    assert tenant.id.startswith("tenant_")
+    env = billing.scope(tenant.id).environments.create(name="staging", type="development")
+    assert env.tenant_id == tenant.id
+    with pytest.raises(ValidationError):
+        billing.scope(tenant.id).environments.create(name="x", type="qa")
