@@ -12,7 +12,7 @@ def _available() -> list[str]:
     here = Path(__file__).parent
     return sorted(
         m.name.removeprefix("bench_")
-        for m in pkgutil.iter_modules([str(here))
+        for m in pkgutil.iter_modules([str(here)])
         if m.name.startswith("bench_")
     )
 

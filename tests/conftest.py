@@ -46,7 +46,7 @@ def postgres_url() -> Iterator[str]:
         admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001 - any connection failure means "no PostgreSQL here"
+    except Exception as exc:
         message = f"PostgreSQL unreachable at {PG_URL}: {type(exc).__name__}: {exc}"
         if REQUIRE_PG:
             pytest.fail(message + " (BILLINGKIT_REQUIRE_POSTGRES=1)")

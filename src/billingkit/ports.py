@@ -108,6 +108,8 @@ class UnitOfWork(Protocol):
 class Storage(Protocol):
     """One entry object per store: hands out units of work."""
 
-    def unit_of_work(self, tenant_id: str | None, environment_id: str | None) -> UnitOfWork: ...
+    def unit_of_work(
+        self, tenant_id: str | None = None, environment_id: str | None = None
+    ) -> UnitOfWork: ...
 
     def close(self) -> None: ...

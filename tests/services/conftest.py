@@ -20,7 +20,9 @@ def billing(storage, clock: TestClock) -> Billing:  # type: ignore[no-untyped-de
 
 @pytest.fixture
 def setup(billing: Billing) -> BootstrapResult:
-    return billing.bootstrap(tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse")
+    return billing.bootstrap(
+        tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse"
+    )
 
 
 @pytest.fixture

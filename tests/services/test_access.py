@@ -25,7 +25,9 @@ from billingkit.storage.memory import MemoryStorage
 from billingkit.storage.sql import SqlStorage
 
 
-def test_bootstrap_creates_tenant_environments_owner_and_keys(billing: Billing, setup: BootstrapResult) -> None:
+def test_bootstrap_creates_tenant_environments_owner_and_keys(
+    billing: Billing, setup: BootstrapResult
+) -> None:
     assert [(env.name, env.type.value) for env, _ in setup.environments] == [
         ("test", "development"),
         ("production", "production"),
@@ -128,6 +130,7 @@ def test_key_validation(owner: Scoped, test_env: Scoped, clock: TestClock) -> No
     with pytest.raises(Exception, match="service_account_id"):
         test_env.api_keys.create(name="for whom?")
     assert test_env.api_keys.list().total == 1  # only this environment's bootstrap key
+
 
 def test_callers_grant_only_roles_they_cover(billing: Billing, test_env: Scoped) -> None:
     writer_account, _ = test_env.users.create(type="service_account", name="w", roles=["all_writer"])

@@ -127,19 +127,28 @@ def test_list_and_search(test_env: Scoped, clock: TestClock) -> None:
         clock.advance(seconds=1)
         made.append(
             test_env.customers.create(
-                external_id=f"c{i}", name=f"Customer {i}", email=f"c{i}@x.io",
+                external_id=f"c{i}",
+                name=f"Customer {i}",
+                email=f"c{i}@x.io",
                 metadata={"region": "eu" if i % 2 else "us"},
             )
         )
     page = test_env.customers.list(limit=3, offset=3)
     assert page.total == 7 and [c.external_id for c in page.items] == ["c3", "c2", "c1"]
-    assert [c.external_id for c in test_env.customers.search(metadata={"region": "eu"}, order="asc").items] == [
-        "c1", "c3", "c5"
-    ]
+    assert [
+        c.external_id for c in test_env.customers.search(metadata={"region": "eu"}, order="asc").items
+    ] == ["c1", "c3", "c5"]
     assert test_env.customers.search(external_ids=["c0", "c6", "nope"]).total == 2
     assert test_env.customers.search(email="c4@x.io").items[0].id == made[4].id
     found = test_env.customers.search(
-        filters=[{"field": "name", "operator": "contains", "data_type": "string", "value": {"string": "customer 5"}}]
+        filters=[
+            {
+                "field": "name",
+                "operator": "contains",
+                "data_type": "string",
+                "value": {"string": "customer 5"},
+            }
+        ]
     )
     assert [c.external_id for c in found.items] == ["c5"]
     newer = test_env.customers.search(start_time=made[5].created_at)
@@ -196,7 +205,9 @@ def test_other_environment_and_tenant_cannot_see(
 
 def test_roles_are_checked_in_process(billing: Billing, test_env: Scoped) -> None:
     c = test_env.customers.create(external_id="r", name="R")
-    reader = billing.scope(test_env.tenant_id, test_env.environment_id, actor=Actor("user_r", (Role.ALL_READER,)))
+    reader = billing.scope(
+        test_env.tenant_id, test_env.environment_id, actor=Actor("user_r", (Role.ALL_READER,))
+    )
     assert reader.customers.get(c.id) == c
     with pytest.raises(PermissionDenied):
         reader.customers.create(external_id="r2", name="R2")

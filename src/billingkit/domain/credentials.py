@@ -124,9 +124,7 @@ def verify_token(secret: bytes, token: str, *, now: datetime) -> SessionClaims:
     """Check signature and expiry; raise :class:`Unauthorized` on any defect."""
     try:
         header_b64, claims_b64, signature_b64 = token.split(".")
-        expected = hmac.new(
-            secret, f"{header_b64}.{claims_b64}".encode(), hashlib.sha256
-        ).digest()
+        expected = hmac.new(secret, f"{header_b64}.{claims_b64}".encode(), hashlib.sha256).digest()
         if not hmac.compare_digest(expected, _unb64(signature_b64)):
             raise Unauthorized("invalid token")
         header = json.loads(_unb64(header_b64))

@@ -36,9 +36,7 @@ _MAX_DIGITS = 38
 def normalize_currency(code: Any, *, field: str = "currency") -> str:
     """Return a 3-letter currency code in lowercase; raise ``ValidationError`` otherwise."""
     if not isinstance(code, str) or not _CURRENCY_RE.match(code):
-        raise ValidationError(
-            f"{field} must be a 3-letter ISO 4217 currency code", field=field
-        )
+        raise ValidationError(f"{field} must be a 3-letter ISO 4217 currency code", field=field)
     return code.lower()
 
 
@@ -73,10 +71,8 @@ def parse_decimal(value: Any, *, field: str, allow_negative: bool = True) -> Dec
     Rejects floats (they are not exact), booleans, NaN, infinities, empty strings and garbage with a
     ``ValidationError`` naming ``field``. ``"1e3"`` and ``" 2.50 "`` are accepted.
     """
-    if isinstance(value, bool) or isinstance(value, float):
-        raise ValidationError(
-            f"{field} must be a decimal string, not a {type(value).__name__}", field=field
-        )
+    if isinstance(value, (bool, float)):
+        raise ValidationError(f"{field} must be a decimal string, not a {type(value).__name__}", field=field)
     if isinstance(value, int):
         result = Decimal(value)
     elif isinstance(value, Decimal):
@@ -90,9 +86,7 @@ def parse_decimal(value: Any, *, field: str, allow_negative: bool = True) -> Dec
         except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
             raise ValidationError(f"{field} is not a valid decimal", field=field) from None
     else:
-        raise ValidationError(
-            f"{field} must be a decimal string, not {type(value).__name__}", field=field
-        )
+        raise ValidationError(f"{field} must be a decimal string, not {type(value).__name__}", field=field)
     if not result.is_finite():
         raise ValidationError(f"{field} must be a finite number", field=field)
     if len(result.as_tuple().digits) > _MAX_DIGITS or abs(result.adjusted()) > _MAX_DIGITS:

@@ -62,9 +62,12 @@ def from_pydantic(exc: pydantic.ValidationError, *, prefix: Sequence[int | str] 
     if first["type"] == "missing":
         message = "field required"
     text = f"{path}: {message}" if path else message
-    details: dict[str, Any] = {"errors": [
-        {"field": field_path([*prefix, *e["loc"]]), "message": e["msg"]} for e in exc.errors(include_url=False)[:20]
-    ]}
+    details: dict[str, Any] = {
+        "errors": [
+            {"field": field_path([*prefix, *e["loc"]]), "message": e["msg"]}
+            for e in exc.errors(include_url=False)[:20]
+        ]
+    }
     return ValidationError(text, field=path or None, details=details)
 
 

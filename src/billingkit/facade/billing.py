@@ -47,8 +47,9 @@ class Billing:
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
 
-            storage = MemoryStorage()
-        self.storage: Storage = storage
+            self.storage: Storage = MemoryStorage()
+        else:
+            self.storage = storage
         self.clock: Clock = clock or SystemClock()
         if isinstance(token_secret, str):
             token_secret = token_secret.encode()

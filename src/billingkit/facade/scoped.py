@@ -25,9 +25,7 @@ class Scoped:
     """``billing.scope(tenant_id, environment_id)``: reach every area from here, e.g.
     ``scoped.customers.create(external_id="c-1", name="Ada")``. Each call is one unit of work."""
 
-    def __init__(
-        self, billing: Billing, tenant_id: str, environment_id: str | None, actor: Actor
-    ) -> None:
+    def __init__(self, billing: Billing, tenant_id: str, environment_id: str | None, actor: Actor) -> None:
         self.billing = billing
         self.tenant_id = tenant_id
         self.environment_id = environment_id

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from fastapi import FastAPI
 
 from billingkit.facade import Billing
@@ -27,5 +26,5 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     install_error_handlers(app)
     for module in (customers, access):
         app.include_router(module.router, prefix="/v1")
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)  # type: ignore[arg-type]
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app

@@ -43,7 +43,10 @@ def _from_request_validation(exc: RequestValidationError) -> ValidationError:
         message = f"{path}: {text}" if path else text
     details = {
         "errors": [
-            {"field": field_path([p for p in e.get("loc", ()) if p not in ("body", "query", "path")]), "message": e.get("msg")}
+            {
+                "field": field_path([p for p in e.get("loc", ()) if p not in ("body", "query", "path")]),
+                "message": e.get("msg"),
+            }
             for e in errors[:20]
         ]
     }

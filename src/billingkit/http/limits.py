@@ -26,7 +26,10 @@ class BodySizeLimit:
             {
                 "type": "http.response.start",
                 "status": error.http_status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})

@@ -40,7 +40,14 @@ from billingkit.domain.credentials import (
 )
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Status, iso
-from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptyStr, UtcDatetime
+from billingkit.domain.validation import (
+    Email,
+    InputModel,
+    Metadata,
+    NonEmptyStr,
+    UtcDatetime,
+    parse_input,
+)
 from billingkit.errors import (
     InvalidOperation,
     NotFound,
@@ -123,7 +130,7 @@ def create_tenant(uow: UnitOfWork, ctx: Context, *, name: str) -> Tenant:
         raise ValidationError("name must not be empty", field="name")
     stamp = _tenant_stamp(ctx)
     stamp.pop("tenant_id")
-    tenant = Tenant(id=ctx.tenant_id, name=name.strip(), **stamp)  # type: ignore[arg-type]
+    tenant = Tenant(id=ctx.tenant_id, name=name.strip(), **stamp)
     uow.tenants.add(tenant)
     return tenant
 
@@ -136,7 +143,10 @@ class EnvironmentCreate(InputModel):
 def create_environment(uow: UnitOfWork, ctx: Context, *, data: EnvironmentCreate) -> Environment:
     ctx.require("environment", Action.WRITE)
     env = Environment(
-        id=ctx.ids.new("env"), name=data.name, type=data.type, **_tenant_stamp(ctx)  # type: ignore[arg-type]
+        id=ctx.ids.new("env"),
+        name=data.name,
+        type=data.type,
+        **_tenant_stamp(ctx),
     )
     uow.environments.add(env)
     return env
@@ -174,9 +184,7 @@ class AccountCreate(InputModel):
         return self
 
 
-def create_account(
-    uow: UnitOfWork, ctx: Context, *, data: AccountCreate
-) -> tuple[Account, str | None]:
+def create_account(uow: UnitOfWork, ctx: Context, *, data: AccountCreate) -> tuple[Account, str | None]:
     """Create an account; returns it and, for users, the plain password (shown once).
 
     The caller may only grant roles its own roles cover. Users default to ``all_reader``.
@@ -200,7 +208,7 @@ def create_account(
         password_hash=password_hash,
         roles=roles,
         metadata=data.metadata,
-        **_tenant_stamp(ctx),  # type: ignore[arg-type]
+        **_tenant_stamp(ctx),
     )
     uow.accounts.add(account)
     return account, (password if data.password is None else None)
@@ -256,7 +264,7 @@ def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> Issue
         account_type=account.type,
         roles=account.roles,
         expires_at=data.expires_at,
-        **ctx.stamp(),  # type: ignore[arg-type]
+        **ctx.stamp(),
     )
     uow.api_keys.add(key)
     return IssuedKey(key=key, api_key=plain)
@@ -326,13 +334,12 @@ def login(
     """Check a user's password and issue a session token. The token's ``environment_id`` claim
     is the given environment or the tenant's first development environment."""
     candidates = [
-        a for a in uow.find_accounts_by_email(email)
+        a
+        for a in uow.find_accounts_by_email(email)
         if a.type is AccountType.USER and (tenant_id is None or a.tenant_id == tenant_id)
     ]
     if len(candidates) > 1:
-        raise ValidationError(
-            "this email has accounts in several tenants; pass tenant_id", field="tenant_id"
-        )
+        raise ValidationError("this email has accounts in several tenants; pass tenant_id", field="tenant_id")
     account = candidates[0] if candidates else None
     if account is None or not account.password_hash or not verify_password(password, account.password_hash):
         raise Unauthorized("invalid email or password")
@@ -415,12 +422,15 @@ def bootstrap(
     owner, generated = create_account(
         tenant_uow,
         ctx,
-        data=AccountCreate(
-            type=AccountType.USER,
-            name="Owner",
-            email=owner_email,
-            password=owner_password,
-            roles=[Role.SUPER_ADMIN.value],
+        data=parse_input(
+            AccountCreate,
+            {
+                "type": AccountType.USER,
+                "name": "Owner",
+                "email": owner_email,
+                "password": owner_password,
+                "roles": [Role.SUPER_ADMIN.value],
+            },
         ),
     )
     environments = []

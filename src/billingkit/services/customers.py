@@ -134,7 +134,7 @@ def _notify(uow: UnitOfWork, ctx: Context, event_type: str, customer: Customer) 
 def create_customer(uow: UnitOfWork, ctx: Context, *, data: CustomerCreate) -> Customer:
     """Create a customer; :class:`AlreadyExists` when a live customer has the external id."""
     ctx.require(ENTITY, Action.WRITE)
-    customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())  # type: ignore[arg-type]
+    customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())
     uow.customers.add(customer)
     _notify(uow, ctx, "customer.created", customer)
     return customer
@@ -150,9 +150,7 @@ def get_customer_by_external_id(uow: UnitOfWork, ctx: Context, *, external_id: s
     return _live(uow.customers.find_one(external_id=external_id), f"with external_id {external_id!r}")
 
 
-def update_customer(
-    uow: UnitOfWork, ctx: Context, *, customer_id: str, data: CustomerUpdate
-) -> Customer:
+def update_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str, data: CustomerUpdate) -> Customer:
     ctx.require(ENTITY, Action.WRITE)
     current = _live(uow.customers.find(customer_id), customer_id)
     changes = data.changes()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from billingkit.domain.access import Action
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
-from billingkit.domain.access import Action
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 
@@ -29,7 +29,7 @@ def record(
         entity_type=entity_type,
         entity_id=entity_id,
         payload={"event_type": event_type, entity_type: resource},
-        **ctx.stamp(),  # type: ignore[arg-type]
+        **ctx.stamp(),
     )
     uow.notifications.add(event)
     ctx.recorded.append(event)

@@ -6,7 +6,6 @@ status, filters: [{field, operator, data_type, value: {string|number|boolean|dat
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal

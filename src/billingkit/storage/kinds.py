@@ -13,8 +13,9 @@ from billingkit.domain.access import Account, ApiKey, Environment, Tenant
 from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
+from billingkit.ports import Repository
 
-__all__ = ["KINDS", "Kind", "Level", "Unique"]
+__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique"]
 
 
 class Level(Enum):
@@ -70,3 +71,15 @@ KINDS: dict[str, Kind] = {
         Kind("notifications", "notification event", NotificationEvent, Level.ENVIRONMENT),
     )
 }
+
+
+class RepositoryAttributes:
+    """Typed declarations of the repositories a unit of work hands out (adapters create them
+    on first access in ``__getattr__``). Keep in step with ``KINDS``; a test checks it."""
+
+    tenants: Repository[Tenant]
+    environments: Repository[Environment]
+    accounts: Repository[Account]
+    api_keys: Repository[ApiKey]
+    customers: Repository[Customer]
+    notifications: Repository[NotificationEvent]

@@ -66,5 +66,3 @@ def login(request: Request, body: LoginRequest) -> dict[str, Any]:
         body.email, body.password, tenant_id=body.tenant_id, environment_id=body.environment_id
     )
     return {"token": token, "user_id": account.id, "tenant_id": account.tenant_id}
-
-

@@ -15,7 +15,7 @@ from typing import Any
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import InvalidOperation
-from billingkit.storage.kinds import KINDS
+from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
 __all__ = ["MemoryStorage", "MemoryUnitOfWork"]
@@ -40,17 +40,15 @@ class MemoryStorage:
         return f"MemoryStorage({sum(len(r) for r in self._rows.values())} rows)"
 
 
-class MemoryUnitOfWork:
-    def __init__(
-        self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None
-    ) -> None:
+class MemoryUnitOfWork(RepositoryAttributes):
+    def __init__(self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None) -> None:
         self._storage = storage
         self._scope = (tenant_id, environment_id)
         self._undo: list[tuple[Row, str, Record | None]] = []
         self._active = False
         self._repositories: dict[str, MemoryRepository[Any]] = {}
 
-    def __getattr__(self, name: str) -> MemoryRepository[Any]:
+    def __getattr__(self, name: str) -> Any:
         # Repositories are made on first use so a tenant-only unit of work can still reach
         # tenant-level repositories without an environment.
         kind = KINDS.get(name)

@@ -91,21 +91,16 @@ class SqlRepository(Generic[T]):
         clauses = [self._column(k) == _plain(v) for k, v in equals.items()]
         if not include_archived:
             clauses.append(self._table.c.status == Status.PUBLISHED.value)
-        stmt = (
-            select(self._table)
-            .where(*self._scope_clause(), *clauses)
-            .order_by(self._table.c.id)
-            .limit(1)
-        )
+        stmt = select(self._table).where(*self._scope_clause(), *clauses).order_by(self._table.c.id).limit(1)
         row = self._conn.execute(stmt).mappings().first()
         return None if row is None else from_row(row, self._kind.model)  # type: ignore[return-value]
 
-    def _column(self, name: str) -> ColumnElement[Any]:
+    def _column(self, name: str) -> Any:
         if name.startswith("metadata."):
             return self._table.c.metadata[name.removeprefix("metadata.")].as_string()
         return self._table.c[name]
 
-    def _condition(self, flt: Filter) -> ColumnElement[bool]:
+    def _condition(self, flt: Filter) -> Any:
         col = self._column(flt.field)
         value = flt.value
         op = flt.op
@@ -146,13 +141,7 @@ class SqlRepository(Generic[T]):
             order.append(col.desc().nulls_last() if s.descending else col.asc().nulls_first())
         first_desc = query.sort[0].descending if query.sort else True
         order.append(self._table.c.id.desc() if first_desc else self._table.c.id.asc())
-        stmt = (
-            select(self._table)
-            .where(*where)
-            .order_by(*order)
-            .limit(query.limit)
-            .offset(query.offset)
-        )
+        stmt = select(self._table).where(*where).order_by(*order).limit(query.limit).offset(query.offset)
         rows = self._conn.execute(stmt).mappings().all()
         items: Sequence[T] = [from_row(r, self._kind.model) for r in rows]  # type: ignore[misc]
         return Page(items=items, total=int(total), limit=query.limit, offset=query.offset)

@@ -14,7 +14,7 @@ from sqlalchemy.pool import StaticPool
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
 from billingkit.errors import InternalError, InvalidOperation
-from billingkit.storage.kinds import KINDS
+from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.mapping import from_row
 from billingkit.storage.sql.repository import SqlRepository
@@ -101,9 +101,7 @@ class SqlStorage:
         """Apply every pending migration."""
         schema.upgrade(self.engine)
 
-    def unit_of_work(
-        self, tenant_id: str | None = None, environment_id: str | None = None
-    ) -> SqlUnitOfWork:
+    def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> SqlUnitOfWork:
         return SqlUnitOfWork(self.engine, tenant_id, environment_id)
 
     def close(self) -> None:
@@ -113,7 +111,7 @@ class SqlStorage:
         return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
 
 
-class SqlUnitOfWork:
+class SqlUnitOfWork(RepositoryAttributes):
     def __init__(self, engine: Engine, tenant_id: str | None, environment_id: str | None) -> None:
         self._engine = engine
         self._scope = (tenant_id, environment_id)
@@ -126,7 +124,7 @@ class SqlUnitOfWork:
             raise InvalidOperation("use the unit of work inside a `with` block")
         return self._conn
 
-    def __getattr__(self, name: str) -> SqlRepository[Any]:
+    def __getattr__(self, name: str) -> Any:
         kind = KINDS.get(name)
         if kind is None:
             raise AttributeError(name)
@@ -175,16 +173,16 @@ class SqlUnitOfWork:
 
     def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
         table = TABLES["api_keys"]
-        row = self.connection.execute(
-            select(table).where(table.c.key_hash == key_hash)
-        ).mappings().first()
+        row = self.connection.execute(select(table).where(table.c.key_hash == key_hash)).mappings().first()
         return None if row is None else from_row(row, ApiKey)
 
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
         table = TABLES["accounts"]
-        rows = self.connection.execute(
-            select(table).where(
-                table.c.email == email.lower(), table.c.status == Status.PUBLISHED.value
+        rows = (
+            self.connection.execute(
+                select(table).where(table.c.email == email.lower(), table.c.status == Status.PUBLISHED.value)
             )
-        ).mappings().all()
+            .mappings()
+            .all()
+        )
         return [from_row(r, Account) for r in rows]

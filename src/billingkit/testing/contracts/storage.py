@@ -12,13 +12,10 @@ from billingkit.domain.access import (
     Account,
     AccountType,
     ApiKey,
-    Environment,
     EnvironmentType,
     Role,
-    Tenant,
 )
 from billingkit.domain.customers import Customer
-from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError
@@ -31,7 +28,7 @@ T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 _counter = iter(range(10**9))
 
 
-def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a", **fields: Any) -> Record:
+def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a", **fields: Any) -> Any:
     """A valid resource of ``kind`` in the given scope (fields override the defaults)."""
     n = next(_counter)
     common: dict[str, Any] = {
@@ -118,9 +115,18 @@ class StorageContract:
                 assert repo.find_one(**{field: getattr(item, field)}) is None
                 assert repo.list(ListQuery(status=None)).total == 0
                 with pytest.raises(NotFound):
-                    repo.update(item.model_copy(update={"tenant_id": tenant_id, **(
-                        {"environment_id": environment_id} if KINDS[kind].level is Level.ENVIRONMENT else {}
-                    )}))
+                    repo.update(
+                        item.model_copy(
+                            update={
+                                "tenant_id": tenant_id,
+                                **(
+                                    {"environment_id": environment_id}
+                                    if KINDS[kind].level is Level.ENVIRONMENT
+                                    else {}
+                                ),
+                            }
+                        )
+                    )
 
     def test_writing_into_another_scope_is_refused(self, storage: Storage) -> None:
         with storage.unit_of_work("tenant_a", "env_a") as uow:
@@ -228,15 +234,19 @@ class StorageContract:
     def _five(self, storage: Storage) -> list[Customer]:
         names = ["delta", "Alpha", "charlie", "bravo", "echo"]
         items = [
-            sample("customers", name=n, email=f"{n.lower()}@x.io" if i % 2 == 0 else None,
-                   metadata={"tier": "gold" if i < 2 else "free"})
+            sample(
+                "customers",
+                name=n,
+                email=f"{n.lower()}@x.io" if i % 2 == 0 else None,
+                metadata={"tier": "gold" if i < 2 else "free"},
+            )
             for i, n in enumerate(names)
         ]
         with storage.unit_of_work("tenant_a", "env_a") as uow:
             for item in items:
                 uow.customers.add(item)
             uow.commit()
-        return items  # type: ignore[return-value]
+        return items
 
     def test_list_pages_with_total_and_default_newest_first(self, storage: Storage) -> None:
         items = self._five(storage)
@@ -262,15 +272,21 @@ class StorageContract:
             assert [c.name for c in not_contains.items] == ["echo"]
             chosen = uow.customers.list(ListQuery(filters=(Filter("id", Op.IN, [items[2].id, items[4].id]),)))
             assert chosen.total == 2
-            after = uow.customers.list(ListQuery(filters=(Filter("created_at", Op.AFTER, items[2].created_at),)))
+            after = uow.customers.list(
+                ListQuery(filters=(Filter("created_at", Op.AFTER, items[2].created_at),))
+            )
             assert {c.id for c in after.items} == {items[3].id, items[4].id}
             by_email = uow.customers.list(
                 ListQuery(sort=(Sort("email", descending=False),), filters=(Filter("name", Op.NE, "Alpha"),))
             )
             # NULL sorts first ascending on every store
-            assert [c.email for c in by_email.items] == [None, None, "charlie@x.io", "delta@x.io", "echo@x.io"][0:1] + [
-                c.email for c in by_email.items[1:]
-            ]
+            assert [c.email for c in by_email.items] == [
+                None,
+                None,
+                "charlie@x.io",
+                "delta@x.io",
+                "echo@x.io",
+            ][0:1] + [c.email for c in by_email.items[1:]]
             assert by_email.items[0].email is None and by_email.items[-1].email == "echo@x.io"
 
     def test_list_by_status(self, storage: Storage) -> None:
@@ -306,7 +322,9 @@ class StorageContract:
     def test_accounts_by_email_across_tenants(self, storage: Storage) -> None:
         with storage.unit_of_work("tenant_a", None) as uow:
             uow.accounts.add(sample("accounts", email="same@x.io"))
-            uow.for_scope("tenant_b", None).accounts.add(sample("accounts", tenant_id="tenant_b", email="same@x.io"))
+            uow.for_scope("tenant_b", None).accounts.add(
+                sample("accounts", tenant_id="tenant_b", email="same@x.io")
+            )
             uow.commit()
         with storage.unit_of_work() as uow:
             found = uow.find_accounts_by_email("same@x.io")
@@ -321,5 +339,3 @@ class StorageContract:
         with storage.unit_of_work("tenant_q", None) as uow:
             assert uow.tenants.find("tenant_q") is None
             assert uow.environments.list(ListQuery()).total == 0
-
-

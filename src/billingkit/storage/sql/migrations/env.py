@@ -5,7 +5,7 @@ ALTER TABLE limits out of the way."""
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from billingkit.storage.sql.tables import metadata
 
@@ -13,7 +13,7 @@ config = context.config
 connection = config.attributes.get("connection")
 
 
-def _run(conn: object) -> None:
+def _run(conn: Connection) -> None:
     context.configure(
         connection=conn,
         target_metadata=metadata,

@@ -1,0 +1,129 @@
+"""The shape of the package: import directions, the promised surface, tenant scoping."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import billingkit
+from billingkit.storage.kinds import KINDS, Level, RepositoryAttributes
+from billingkit.storage.sql.tables import TABLES, metadata
+
+SRC = Path(billingkit.__file__).parent
+THIRD_PARTY_OK_IN_DOMAIN = {"pydantic", "dateutil", "babel", "typing_extensions"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((SRC / package).rglob("*.py"))
+
+
+def test_domain_imports_only_itself_errors_and_allowed_libraries() -> None:
+    stdlib = set(sys.stdlib_module_names)
+    offenders = []
+    for path in _modules("domain"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if name.startswith("billingkit."):
+                if not (name.startswith("billingkit.domain") or name == "billingkit.errors"):
+                    offenders.append((path.name, name))
+            elif top not in stdlib and top not in THIRD_PARTY_OK_IN_DOMAIN:
+                offenders.append((path.name, name))
+    assert offenders == []
+
+
+def test_domain_never_reads_the_clock() -> None:
+    for path in _modules("domain"):
+        text = path.read_text()
+        for forbidden in ("datetime.now(", "datetime.utcnow(", "time.time(", "date.today("):
+            assert forbidden not in text, f"{path.name} reads the clock ({forbidden})"
+
+
+def test_layer_directions() -> None:
+    rules = {
+        "services": ("billingkit.storage", "billingkit.http", "billingkit.facade", "sqlalchemy", "fastapi"),
+        "storage": ("billingkit.services", "billingkit.http", "billingkit.facade", "fastapi"),
+        "http": ("billingkit.storage", "sqlalchemy"),
+    }
+    offenders = []
+    for package, forbidden in rules.items():
+        for path in _modules(package):
+            for name in _imports(path):
+                if name.startswith(forbidden):
+                    offenders.append((package, path.name, name))
+    assert offenders == []
+
+
+def test_public_surface_is_pinned_and_sorted() -> None:
+    assert billingkit.__all__ == sorted(billingkit.__all__)
+    assert billingkit.__all__ == [
+        "Account",
+        "Actor",
+        "AlreadyExists",
+        "ApiKey",
+        "Billing",
+        "BillingError",
+        "Customer",
+        "Environment",
+        "Filter",
+        "InternalError",
+        "InvalidOperation",
+        "ListQuery",
+        "MemoryStorage",
+        "NotFound",
+        "NotificationEvent",
+        "Op",
+        "Page",
+        "PermissionDenied",
+        "Role",
+        "Scoped",
+        "Sort",
+        "SqlStorage",
+        "Status",
+        "SystemClock",
+        "Tenant",
+        "TestClock",
+        "Unauthorized",
+        "ValidationError",
+        "VersionConflict",
+    ]
+    for name in billingkit.__all__:
+        assert getattr(billingkit, name) is not None
+
+
+def test_import_is_cheap_and_inert() -> None:
+    code = (
+        "import sys, billingkit; "
+        "heavy = [m for m in ('fastapi', 'alembic', 'psycopg', 'hypothesis', 'uvicorn') "
+        "if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_every_tenant_owned_table_is_scoped() -> None:
+    assert set(TABLES) == set(KINDS), "every kind has a table and vice versa"
+    assert set(RepositoryAttributes.__annotations__) == set(KINDS)
+    for name, kind in KINDS.items():
+        columns = set(TABLES[name].c.keys())
+        if kind.level is not Level.GLOBAL:
+            assert "tenant_id" in columns, name
+        if kind.level is Level.ENVIRONMENT:
+            assert "environment_id" in columns, name
+        common = {"id", "status", "created_at", "updated_at", "created_by", "updated_by"}
+        assert common <= columns, name
+    known = {t.name for t in TABLES.values()}
+    assert {t.name for t in metadata.sorted_tables} == known

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from fastapi.testclient import TestClient
+
+from billingkit import Billing, TestClock
+from billingkit.http import create_app
+from billingkit.services.access import BootstrapResult
+
+
+@pytest.fixture
+def clock() -> TestClock:
+    return TestClock(datetime(2026, 5, 1, 9, 30, tzinfo=UTC))
+
+
+@pytest.fixture
+def billing(storage, clock: TestClock) -> Billing:  # type: ignore[no-untyped-def]
+    return Billing(storage, clock, token_secret=b"http-test-secret")
+
+
+@pytest.fixture
+def setup(billing: Billing) -> BootstrapResult:
+    return billing.bootstrap(
+        tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse"
+    )
+
+
+@pytest.fixture
+def client(billing: Billing) -> TestClient:
+    return TestClient(create_app(billing), raise_server_exceptions=False)
+
+
+@pytest.fixture
+def test_key(setup: BootstrapResult) -> dict[str, str]:
+    return {"x-api-key": setup.environments[0][1].api_key}
+
+
+@pytest.fixture
+def prod_key(setup: BootstrapResult) -> dict[str, str]:
+    return {"x-api-key": setup.environments[1][1].api_key}
+
+
+def assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["code"] == code
+    assert body["http_status_code"] == status
+    assert isinstance(body["message"], str) and body["message"]
+    return body  # type: ignore[no-any-return]
