@@ -1,0 +1,65 @@
+"""The SQL column types keep billingkit's money and time rules on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, Table, insert, select
+
+from billingkit.errors import ValidationError
+from billingkit.storage.sql import SqlStorage
+from billingkit.storage.sql.types import ExactDecimal, UtcDateTime
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def engine(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-untyped-def]
+    if request.param == "sqlite":
+        storage = SqlStorage.from_url(f"sqlite:///{tmp_path / 't.db'}")
+    else:
+        storage = SqlStorage.from_url(request.getfixturevalue("postgres_url"), migrate=False)
+    meta = MetaData()
+    table = Table(
+        "type_probe",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("amount", ExactDecimal()),
+        Column("at", UtcDateTime()),
+    )
+    meta.drop_all(storage.engine)
+    meta.create_all(storage.engine)
+    yield storage.engine, table
+    meta.drop_all(storage.engine)
+    storage.close()
+
+
+def test_decimals_round_trip_exactly(engine) -> None:  # type: ignore[no-untyped-def]
+    eng, table = engine
+    values = [Decimal("0.1") + Decimal("0.2"), Decimal("12345678901234567890.123456789"), Decimal("-0.000001")]
+    with eng.begin() as conn:
+        for i, v in enumerate(values):
+            conn.execute(insert(table).values(id=i, amount=v))
+    with eng.connect() as conn:
+        got = [r.amount for r in conn.execute(select(table).order_by(table.c.id))]
+    assert got == values
+    assert all(isinstance(v, Decimal) for v in got)
+    assert got[0] == Decimal("0.3")
+
+
+def test_instants_come_back_aware_utc_and_naive_is_refused(engine) -> None:  # type: ignore[no-untyped-def]
+    eng, table = engine
+    local = datetime(2026, 3, 29, 2, 30, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+    with eng.begin() as conn:
+        conn.execute(insert(table).values(id=1, at=local))
+    with eng.connect() as conn:
+        got = conn.execute(select(table.c.at)).scalar_one()
+    assert got == local and got.tzinfo is not None and got.utcoffset() == timedelta(0)
+    assert got == datetime(2026, 3, 28, 21, 0, tzinfo=UTC)
+    with pytest.raises(Exception) as info, eng.begin() as conn:
+        conn.execute(insert(table).values(id=2, at=datetime(2026, 1, 1)))
+    assert isinstance(info.value, ValidationError) or isinstance(info.value.__cause__, ValidationError) or (
+        "naive" in str(info.value)
+    )
+    with pytest.raises(Exception, match="finite"), eng.begin() as conn:
+        conn.execute(insert(table).values(id=3, amount=Decimal("NaN")))

@@ -1,0 +1,65 @@
+"""Clocks, ids and the error table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from billingkit import TestClock, errors
+from billingkit.domain.ids import IdFactory, encode_ulid
+
+
+def test_test_clock_sets_and_advances() -> None:
+    clock = TestClock(datetime(2026, 1, 31, tzinfo=UTC))
+    assert clock.advance(days=1) == datetime(2026, 2, 1, tzinfo=UTC)
+    assert clock.advance(timedelta(hours=2)) == datetime(2026, 2, 1, 2, tzinfo=UTC)
+    assert clock.set(datetime(2025, 1, 1, tzinfo=UTC)) == clock.now()
+    with pytest.raises(errors.ValidationError):
+        clock.set(datetime(2026, 1, 1))
+    with pytest.raises(errors.ValidationError):
+        clock.advance(days=-1)
+
+
+def test_ids_are_prefixed_sortable_and_strictly_increasing_within_a_millisecond() -> None:
+    frozen = datetime(2026, 6, 1, tzinfo=UTC)
+    entropy = iter([b"\x01" * 10, b"\x00" * 10, b"\x00" * 10])
+    factory = IdFactory(lambda: frozen, lambda n: next(entropy))
+    a, b, c = (factory.new("cust") for _ in range(3))
+    assert a < b < c
+    assert all(x.startswith("cust_") and len(x) == 5 + 26 for x in (a, b, c))
+    later = IdFactory(lambda: frozen + timedelta(milliseconds=1), lambda n: b"\x00" * 10).new("cust")
+    assert later > c
+
+
+def test_ulid_encoding_known_value() -> None:
+    # 2**128 - 1 is 26 base32 digits: a leading 7 then 25 Z's.
+    assert encode_ulid(2**128 - 1) == "7" + "Z" * 25
+    assert encode_ulid(0) == "0" * 26
+
+
+@pytest.mark.parametrize(
+    ("cls", "code", "status"),
+    [
+        (errors.ValidationError, "validation_error", 400),
+        (errors.InvalidOperation, "invalid_operation", 400),
+        (errors.Unauthorized, "unauthorized", 401),
+        (errors.PermissionDenied, "permission_denied", 403),
+        (errors.NotFound, "not_found", 404),
+        (errors.AlreadyExists, "already_exists", 409),
+        (errors.VersionConflict, "version_conflict", 409),
+        (errors.IdempotencyConflict, "idempotency_conflict", 409),
+        (errors.PayloadTooLarge, "payload_too_large", 413),
+        (errors.InternalError, "internal_error", 500),
+    ],
+)
+def test_error_codes_and_statuses(cls: type[errors.BillingError], code: str, status: int) -> None:
+    err = cls("something")
+    assert (err.code, err.http_status) == (code, status)
+    assert err.to_dict() == {"code": code, "http_status_code": status, "message": "something"}
+    assert isinstance(err, errors.BillingError)
+
+
+def test_validation_error_names_its_field() -> None:
+    err = errors.ValidationError("bad", field="items[3].name")
+    assert err.to_dict()["details"] == {"field": "items[3].name"}
