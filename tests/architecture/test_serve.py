@@ -19,7 +19,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _request(url: str, key: str | None, body: dict[str, object] | None = None) -> tuple[int, dict[str, object]]:
+def _request(
+    url: str, key: str | None, body: dict[str, object] | None = None
+) -> tuple[int, dict[str, object]]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
     req.add_header("content-type", "application/json")
@@ -36,15 +38,29 @@ def test_serve_bootstrap_and_call(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'serve.db'}"
     boot = subprocess.run(
         [sys.executable, "-m", "billingkit.cli", "bootstrap", "--database-url", url, "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     key = json.loads(boot.stdout)["environments"][0]["api_key"]
     port = _free_port()
     env = {**os.environ, "BILLINGKIT_TOKEN_SECRET": "serve-test"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "billingkit.cli", "serve", "--database-url", url, "--port", str(port),
-         "--log-level", "warning"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "billingkit.cli",
+            "serve",
+            "--database-url",
+            url,
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}/v1"
     try:

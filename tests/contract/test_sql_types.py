@@ -36,7 +36,11 @@ def engine(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-untyped
 
 def test_decimals_round_trip_exactly(engine) -> None:  # type: ignore[no-untyped-def]
     eng, table = engine
-    values = [Decimal("0.1") + Decimal("0.2"), Decimal("12345678901234567890.123456789"), Decimal("-0.000001")]
+    values = [
+        Decimal("0.1") + Decimal("0.2"),
+        Decimal("12345678901234567890.123456789"),
+        Decimal("-0.000001"),
+    ]
     with eng.begin() as conn:
         for i, v in enumerate(values):
             conn.execute(insert(table).values(id=i, amount=v))
@@ -58,8 +62,10 @@ def test_instants_come_back_aware_utc_and_naive_is_refused(engine) -> None:  # t
     assert got == datetime(2026, 3, 28, 21, 0, tzinfo=UTC)
     with pytest.raises(Exception) as info, eng.begin() as conn:
         conn.execute(insert(table).values(id=2, at=datetime(2026, 1, 1)))
-    assert isinstance(info.value, ValidationError) or isinstance(info.value.__cause__, ValidationError) or (
-        "naive" in str(info.value)
+    assert (
+        isinstance(info.value, ValidationError)
+        or isinstance(info.value.__cause__, ValidationError)
+        or ("naive" in str(info.value))
     )
     with pytest.raises(Exception, match="finite"), eng.begin() as conn:
         conn.execute(insert(table).values(id=3, amount=Decimal("NaN")))
