@@ -82,3 +82,30 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-
     store = make_storage(request.param, request, tmp_path)
     yield store
     store.close()
+
+
+# -- a bootstrapped Billing on the parametrised store, shared by service and HTTP tests ----------
+
+
+@pytest.fixture
+def clock():  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    from billingkit import TestClock
+
+    return TestClock(datetime(2026, 5, 1, 9, 30, tzinfo=UTC))
+
+
+@pytest.fixture
+def billing(storage, clock):  # type: ignore[no-untyped-def]
+    from billingkit import Billing
+
+    return Billing(storage, clock, token_secret=b"test-secret")
+
+
+@pytest.fixture
+def setup(billing):  # type: ignore[no-untyped-def]
+    """A tenant with an owner (password ``correct horse``) and test/production environments."""
+    return billing.bootstrap(
+        tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse"
+    )

@@ -1,30 +1,11 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from fastapi.testclient import TestClient
 
-from billingkit import Billing, TestClock
+from billingkit import Billing
 from billingkit.http import create_app
 from billingkit.services.access import BootstrapResult
-
-
-@pytest.fixture
-def clock() -> TestClock:
-    return TestClock(datetime(2026, 5, 1, 9, 30, tzinfo=UTC))
-
-
-@pytest.fixture
-def billing(storage, clock: TestClock) -> Billing:  # type: ignore[no-untyped-def]
-    return Billing(storage, clock, token_secret=b"http-test-secret")
-
-
-@pytest.fixture
-def setup(billing: Billing) -> BootstrapResult:
-    return billing.bootstrap(
-        tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse"
-    )
 
 
 @pytest.fixture

@@ -40,6 +40,7 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from billingkit.domain.validation import ensure_utc
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -94,24 +95,6 @@ _MONTHS = {
     BillingPeriod.ANNUAL: 12,
 }
 _DAYS = {BillingPeriod.DAILY: 1, BillingPeriod.WEEKLY: 7}
-
-
-def ensure_utc(value: Any, field: str) -> datetime:
-    """Return ``value`` as a UTC ``datetime``.
-
-    Raises ``ValidationError`` naming ``field`` when ``value`` is not a ``datetime`` or is naive
-    (no time zone). Example: ``2024-01-31T12:00:00+01:00`` → ``2024-01-31T11:00:00+00:00``.
-    """
-    if not isinstance(value, datetime):
-        raise ValidationError(f"{field} must be a datetime", field=field)
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValidationError(f"{field} must be timezone-aware (UTC)", field=field)
-    if value.tzinfo is UTC:
-        return value
-    try:
-        return value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise ValidationError(f"{field} is outside the supported range", field=field) from None
 
 
 def load_timezone(name: Any, field: str = "timezone") -> ZoneInfo:

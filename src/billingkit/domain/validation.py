@@ -79,11 +79,22 @@ def parse_input(model: type[M], data: Mapping[str, Any], *, prefix: Sequence[int
         raise from_pydantic(exc, prefix=prefix) from None
 
 
-def ensure_utc(value: datetime, *, field: str = "timestamp") -> datetime:
-    """Return ``value`` converted to UTC; a naive datetime is a ``ValidationError``."""
+def ensure_utc(value: Any, field: str = "timestamp") -> datetime:
+    """Return ``value`` as a UTC ``datetime`` (the same instant).
+
+    Raises ``ValidationError`` naming ``field`` when ``value`` is not a ``datetime``, is naive (no time
+    zone), or cannot be expressed in UTC. Example: ``2024-01-31T12:00:00+01:00`` → ``11:00 UTC``.
+    """
+    if not isinstance(value, datetime):
+        raise ValidationError(f"{field} must be a datetime", field=field)
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValidationError(f"{field} must be timezone-aware", field=field)
-    return value.astimezone(UTC)
+        raise ValidationError(f"{field} must be timezone-aware (UTC)", field=field)
+    if value.tzinfo is UTC:
+        return value
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ValidationError(f"{field} is outside the supported range", field=field) from None
 
 
 def _utc(value: datetime) -> datetime:
