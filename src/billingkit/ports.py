@@ -108,8 +108,6 @@ class UnitOfWork(Protocol):
 class Storage(Protocol):
     """One entry object per store: hands out units of work."""
 
-    def unit_of_work(
-        self, tenant_id: str | None = None, environment_id: str | None = None
-    ) -> UnitOfWork: ...
+    def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> UnitOfWork: ...
 
     def close(self) -> None: ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 import pytest
@@ -59,6 +59,24 @@ def test_precision(currency: str, places: int) -> None:
 def test_rounding_table(amount: str, currency: str, expected: str) -> None:
     result = round_money(D(amount), currency)
     assert result == D(expected)
+    assert str(result) == expected
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "expected"),
+    [
+        ("1234567.125", "usd", "1234567.13"),  # 9 digits: more than the host's precision of 5
+        ("-1234567.125", "usd", "-1234567.13"),
+        ("98765.4325", "kwd", "98765.433"),
+        ("123456.5", "jpy", "123457"),
+        ("2.345", "usd", "2.35"),
+    ],
+)
+def test_rounding_ignores_the_callers_decimal_context(amount: str, currency: str, expected: str) -> None:
+    # A host application may lower the thread's decimal precision; money rounding must not care.
+    with localcontext() as ctx:
+        ctx.prec = 5
+        result = round_money(D(amount), currency)
     assert str(result) == expected
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from billingkit.domain.money import round_money
 from billingkit.domain.pricing import (
     MAX_LINE_AMOUNT,
     BillingModel,
@@ -91,6 +92,30 @@ def test_price_examples(spec: PriceSpec, quantity: str, expected: str) -> None:
     result = price_quantity(spec, D(quantity))
     assert result.amount == D(expected)
     assert str(result.amount) == expected  # quantized at the currency precision
+
+
+@pytest.mark.parametrize(
+    ("spec", "quantity"),
+    [
+        (flat("0.0025"), "1234567"),  # 3086.4175 -> 3086.42: 6 digits, more than the host's 5
+        (flat("12.00", conversion_rate=D("1.25")), "700"),
+        (package("5.00", 1000), "1234567"),
+        (tiered(TierMode.SLAB), "123456.789"),
+        (tiered(TierMode.VOLUME), "98765.4321"),
+        (tiered(TierMode.SLAB), "0"),
+    ],
+)
+def test_pricing_ignores_the_callers_decimal_context(spec: PriceSpec, quantity: str) -> None:
+    # Same result, trace included, when a host lowers the thread's decimal precision to 5 digits.
+    expected = price_quantity(spec, D(quantity))
+    with localcontext() as ctx:
+        ctx.prec = 5
+        result = price_quantity(spec, D(quantity))
+        rounded = round_money(expected.unrounded_amount, "usd")
+    assert result == expected
+    assert result.trace() == expected.trace()
+    assert rounded == expected.amount
+    assert not expected.amount or len(expected.amount.as_tuple().digits) > 5
 
 
 def test_custom_pricing_unit_is_converted_after_pricing() -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
+from operator import add, sub
 from typing import NamedTuple
 
 from billingkit.domain.invariants import (
@@ -248,12 +249,13 @@ def distribute(total: Decimal, weights: Sequence[Decimal], currency: str) -> tup
     running = ZERO
     previous = ZERO.quantize(unit)
     last = len(weights) - 1
-    for index, weight in enumerate(weights):
-        running += weight
-        # The last cumulative share is the total itself, so rounding cannot lose a unit.
-        share = total if index == last else (running * factor).quantize(unit, ROUND_HALF_UP)
+    for index in range(last):
+        running += weights[index]
+        share = round_money(running * factor, currency)
         append(share - previous)
         previous = share
+    # The last cumulative share is the total itself, so rounding cannot lose a unit.
+    append(total - previous)
     return tuple(parts)
 
 
@@ -359,9 +361,9 @@ def apply_coupons(
         discount = coupon_discount(coupon, before, currency)
         if discount == ZERO:
             continue
-        parts = distribute(discount, remaining, currency)
-        remaining = [r - p for r, p in zip(remaining, parts, strict=True)]
-        inv_disc = [d + p for d, p in zip(inv_disc, parts, strict=True)]
+        parts = distribute(discount, remaining, currency)  # one part per line, by construction
+        remaining = list(map(sub, remaining, parts))
+        inv_disc = list(map(add, inv_disc, parts))
         applications.append(
             CouponApplication(
                 coupon.id,

@@ -9,11 +9,13 @@ draft add up: ``subtotal = Σ line amounts`` and ``total = max(0, subtotal - dis
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
+from operator import add, gt
 from typing import Any
 
 from billingkit.domain.money import ZERO, parse_decimal
+from billingkit.domain.validation import ensure_utc
 from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
@@ -99,17 +101,7 @@ def require_utc(value: Any, *, field: str) -> datetime:
 
     An aware datetime in another zone is converted to UTC (the same instant).
     """
-    if not isinstance(value, datetime):
-        raise ValidationError(f"{field} must be a datetime", field=field)
-    offset = value.utcoffset()
-    if offset is None:
-        raise ValidationError(f"{field} must be timezone-aware (UTC)", field=field)
-    if value.tzinfo is UTC:
-        return value
-    try:
-        return value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise ValidationError(f"{field} is out of range", field=field) from None
+    return ensure_utc(value, field)
 
 
 def require_optional_utc(value: Any, *, field: str) -> datetime | None:
@@ -177,9 +169,17 @@ def check_totals(
         raise InvalidOperation("invoice total_tax is not the sum of its tax lines")
     if sum(line_credits, ZERO) != total_prepaid_credits_applied:
         raise InvalidOperation("invoice credits are not the sum of the credits on its lines")
-    for amount, discount, credit in zip(line_amounts, line_discounts, line_credits, strict=True):
-        if amount < ZERO or discount < ZERO or credit < ZERO or discount + credit > amount:
-            raise InvalidOperation("an invoice line is discounted or credited below zero")
+    count = len(line_amounts)
+    if len(line_discounts) != count or len(line_credits) != count:
+        raise ValueError("line_amounts, line_discounts and line_credits differ in length")
+    # Per line: amount >= 0, discount >= 0, credit >= 0 and discount + credit <= amount (C loops).
+    if count and (
+        min(line_amounts) < ZERO
+        or min(line_discounts) < ZERO
+        or min(line_credits) < ZERO
+        or any(map(gt, map(add, line_discounts, line_credits), line_amounts))
+    ):
+        raise InvalidOperation("an invoice line is discounted or credited below zero")
     expected = subtotal - total_discount + total_tax - total_prepaid_credits_applied
     if expected < ZERO:
         expected = ZERO

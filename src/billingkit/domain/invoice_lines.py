@@ -75,6 +75,8 @@ ARREAR = "ARREAR"
 PRICE_TYPES = (FIXED, USAGE)
 INVOICE_CADENCES = (ADVANCE, ARREAR)
 _ONE = Decimal(1)
+# Hot-path records are built with tuple.__new__: the same NamedTuple, without its Python __new__ frame.
+_new = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,30 +366,36 @@ def charge_line(
         if coeff is None and (start > full_start or end < full_end):
             coeff = _coverage(start, end, full_start, full_end)
         if coeff is None:
-            return LineCharge(
-                result.amount,
+            return _new(
+                LineCharge,
+                (
+                    result.amount,
+                    quantity,
+                    None,
+                    None,
+                    item._source,
+                    result,
+                    None,
+                    result.unrounded_amount,
+                    None,
+                    (),
+                ),
+            )
+        unrounded = result.unrounded_amount * coeff
+        return _new(
+            LineCharge,
+            (
+                round_money(unrounded, currency),
                 quantity,
                 None,
                 None,
                 item._source,
                 result,
-                None,
-                result.unrounded_amount,
+                coeff,
+                unrounded,
                 None,
                 (),
-            )
-        unrounded = result.unrounded_amount * coeff
-        return LineCharge(
-            round_money(unrounded, currency),
-            quantity,
-            None,
-            None,
-            item._source,
-            result,
-            coeff,
-            unrounded,
-            None,
-            (),
+            ),
         )
     commitment = item.commitment
     buckets = item.bucket_quantities
@@ -398,17 +406,20 @@ def charge_line(
     elif commitment is not None and commitment.time_buckets:
         outcome, details = _time_bucket_charge(item, commitment, currency)
         quantity = sum((b.quantity for b in item.usage_buckets), ZERO)
-        return LineCharge(
-            outcome.amount,
-            quantity,
-            None,
-            _commitment_info(commitment, outcome),
-            item._source,
-            None,
-            None,
-            outcome.usage,
-            outcome,
-            details,
+        return _new(
+            LineCharge,
+            (
+                outcome.amount,
+                quantity,
+                None,
+                _commitment_info(commitment, outcome),
+                item._source,
+                None,
+                None,
+                outcome.usage,
+                outcome,
+                details,
+            ),
         )
     else:
         quantity = item.quantity if item.quantity is not None else ZERO
@@ -417,17 +428,20 @@ def charge_line(
             adjusted = billable
         result = price_quantity(spec, billable)
     if commitment is None:
-        return LineCharge(
-            result.amount,
-            quantity,
-            adjusted,
-            None,
-            item._source,
-            result,
-            None,
-            result.unrounded_amount,
-            None,
-            (),
+        return _new(
+            LineCharge,
+            (
+                result.amount,
+                quantity,
+                adjusted,
+                None,
+                item._source,
+                result,
+                None,
+                result.unrounded_amount,
+                None,
+                (),
+            ),
         )
     commit = item._commit_money if item._commit_money is not None else ZERO
     factor = commitment.overage_factor
@@ -455,17 +469,20 @@ def charge_line(
         )
     else:
         outcome = commitment_outcome(result.unrounded_amount, commit, factor, true_up, currency)
-    return LineCharge(
-        outcome.amount,
-        quantity,
-        adjusted,
-        _commitment_info(commitment, outcome),
-        item._source,
-        result,
-        None,
-        outcome.usage,
-        outcome,
-        (),
+    return _new(
+        LineCharge,
+        (
+            outcome.amount,
+            quantity,
+            adjusted,
+            _commitment_info(commitment, outcome),
+            item._source,
+            result,
+            None,
+            outcome.usage,
+            outcome,
+            (),
+        ),
     )
 
 

@@ -27,9 +27,12 @@ Example: lines 100.00 + 50.00, 10% coupon -> 135.00; tax 10% -> 13.50; credits 2
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from operator import add
+from typing import Any
 
 from billingkit.domain.commitments import SubscriptionCommitment, split_subscription_commitment
 from billingkit.domain.coupons import CouponApplication, CouponAssociation, apply_coupons
@@ -224,6 +227,18 @@ def _windows(
     return ((end, nxt) if nxt is not None else None), (start, end), end
 
 
+# One invoice line while it is assembled: its charge key (line item id, kind, period start, period
+# end), then price type, amount, line item (None for the true-up line), charge (None likewise) and
+# commitment info. One tuple per line on the hot path; transposed once (in C, ``zip(*rows)``) into
+# the columns the adjustments take, and the output records are built once at the end.
+_Row = tuple[
+    str, str, datetime, datetime, str, Decimal, LineItemInput | None, LineCharge | None, CommitmentInfo | None
+]
+_NO_ROWS: list[tuple[Any, ...]] = [()] * 9
+# Output records are built with tuple.__new__: the same NamedTuple, without its Python __new__ frame.
+_new = tuple.__new__
+
+
 def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
     """Compute the invoice for ``request``; pure, so previews and real runs agree.
 
@@ -234,13 +249,8 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
     """
     currency = request.currency
     advance, arrear, cutoff = _windows(request)
-    # Parallel lists keep the hot path to plain list operations; records are built once at the end.
-    items: list[LineItemInput | None] = []
-    charges: list[LineCharge | None] = []
-    amounts: list[Decimal] = []
-    starts: list[datetime] = []
-    ends: list[datetime] = []
-    infos: list[CommitmentInfo | None] = []
+    rows: list[_Row] = []
+    append = rows.append
     for item in request.lines:
         if item.invoice_cadence == ADVANCE:
             if advance is None:
@@ -262,23 +272,20 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
         if start >= end:
             continue
         charge = charge_line(item, start, end, full_start, full_end, currency)
-        items.append(item)
-        charges.append(charge)
-        amounts.append(charge.amount)
-        starts.append(start)
-        ends.append(end)
-        infos.append(charge.commitment_info)
+        append(
+            (item.line_item_id, "charge", start, end, item.price_type, charge.amount, item, charge,
+             charge.commitment_info)
+        )  # fmt: skip
 
     sub_commitment = request.subscription_commitment
     if sub_commitment is not None and arrear is not None:
-        _apply_subscription_commitment(
-            request, sub_commitment, items, charges, amounts, starts, ends, infos, cutoff
-        )
+        _apply_subscription_commitment(request, sub_commitment, rows, cutoff)
 
-    count = len(amounts)
-    line_ids = [item.line_item_id if item is not None else TRUE_UP_LINE_ID for item in items]
-    kinds = ["charge" if item is not None else "true_up" for item in items]
-    keys = [(line_ids[i], kinds[i], starts[i], ends[i]) for i in range(count)]
+    count = len(rows)
+    line_ids, kinds, starts, ends, price_types, amounts, items, charges, infos = (
+        list(zip(*rows, strict=True)) or _NO_ROWS
+    )
+    keys: list[ChargeKey] = list(zip(line_ids, kinds, starts, ends, strict=True))
     check_no_duplicate_charges(
         keys, () if request.reference_point == "preview" else request.previously_billed
     )
@@ -295,10 +302,13 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
             period_end=request.period_end,
             as_of=request.as_of,
         )
+    line_disc: Sequence[Decimal]
+    inv_disc: Sequence[Decimal]
+    remaining: Sequence[Decimal]
     if coupons is not None:
         line_disc = coupons.line_item_discounts
         inv_disc = coupons.invoice_level_discounts
-        remaining = list(coupons.remaining)
+        remaining = coupons.remaining
         total_discount = sum(line_disc, ZERO) + sum(inv_disc, ZERO)
         coupon_records = coupons.applications
     else:
@@ -307,7 +317,7 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
         total_discount = ZERO
         coupon_records = ()
 
-    price_types = [item.price_type if item is not None else FIXED for item in items]
+    line_credits: Sequence[Decimal]
     if request.credit_sources:
         credits = apply_credits(
             request.credit_sources,
@@ -328,71 +338,42 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
         debits = ()
 
     taxes = apply_taxes(request.tax_rates, subtotal - total_discount, currency)
-    total_tax = sum((t.tax_amount for t in taxes), ZERO)
+    tax_amounts = [t.tax_amount for t in taxes]
+    total_tax = sum(tax_amounts, ZERO)
     total = subtotal - total_discount + total_tax - total_credits
     if total < ZERO:
         total = ZERO
     total = round_money(total, currency)
 
     built: list[InvoiceLineDraft] = []
-    for i in range(count):
-        got = items[i]
-        priced = charges[i]
+    add_line = built.append
+    for line_id, kind, start, end, got, priced, amount, info, discount, invoice_discount, credit in zip(
+        line_ids, kinds, starts, ends, items, charges, amounts, infos, line_disc, inv_disc, line_credits,
+        strict=True,
+    ):  # fmt: skip
         if got is None or priced is None:
-            built.append(
-                InvoiceLineDraft(
-                    line_ids[i],
-                    kinds[i],
-                    _true_up_name(request),
-                    "",
-                    FIXED,
-                    ARREAR,
-                    None,
-                    ZERO,
-                    None,
-                    amounts[i],
-                    starts[i],
-                    ends[i],
-                    line_disc[i],
-                    inv_disc[i],
-                    line_credits[i],
-                    infos[i],
-                    None,
-                    currency,
-                )
-            )
-            continue
-        built.append(
-            InvoiceLineDraft(
-                line_ids[i],
-                kinds[i],
-                got.display_name,
-                got.price_id,
-                got.price_type,
-                got.invoice_cadence,
-                got.meter_id,
-                priced.quantity,
-                priced.adjusted_entitlement_quantity,
-                amounts[i],
-                starts[i],
-                ends[i],
-                line_disc[i],
-                inv_disc[i],
-                line_credits[i],
-                infos[i],
-                priced,
-                currency,
-            )
-        )
-    lines = tuple(built)
+            line = _new(
+                InvoiceLineDraft,
+                (line_id, kind, _true_up_name(request), "", FIXED, ARREAR, None, ZERO, None, amount,
+                 start, end, discount, invoice_discount, credit, info, None, currency),
+            )  # fmt: skip
+        else:
+            line = _new(
+                InvoiceLineDraft,
+                (line_id, kind, got.display_name, got.price_id, got.price_type, got.invoice_cadence,
+                 got.meter_id, priced.quantity, priced.adjusted_entitlement_quantity, amount, start,
+                 end, discount, invoice_discount, credit, info, priced, currency),
+            )  # fmt: skip
+        add_line(line)
+    line_discounts = list(map(add, line_disc, inv_disc))
     check_totals(
         line_amounts=amounts,
-        line_discounts=[line_disc[i] + inv_disc[i] for i in range(count)],
+        line_discounts=line_discounts,
         line_credits=line_credits,
         subtotal=subtotal,
         total_discount=total_discount,
         total_tax=total_tax,
-        tax_amounts=[t.tax_amount for t in taxes],
+        tax_amounts=tax_amounts,
         total_prepaid_credits_applied=total_credits,
         total=total,
         amount_due=total,
@@ -402,7 +383,7 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
         request.reference_point,
         request.period_start,
         request.period_end,
-        lines,
+        tuple(built),
         subtotal,
         total_discount,
         total_tax,
@@ -423,18 +404,13 @@ def _true_up_name(request: InvoiceRequest) -> str:
 def _apply_subscription_commitment(
     request: InvoiceRequest,
     commitment: SubscriptionCommitment,
-    items: list[LineItemInput | None],
-    charges: list[LineCharge | None],
-    amounts: list[Decimal],
-    starts: list[datetime],
-    ends: list[datetime],
-    infos: list[CommitmentInfo | None],
+    rows: list[_Row],
     cutoff: datetime,
 ) -> None:
     """Fold the subscription commitment into the usage lines and append a true-up line if due."""
-    usage_index = [i for i, item in enumerate(items) if item is not None and item.price_type == USAGE]
+    usage_index = [i for i, row in enumerate(rows) if row[6] is not None and row[4] == USAGE]
     split = split_subscription_commitment(
-        [amounts[i] for i in usage_index],
+        [rows[i][5] for i in usage_index],
         commitment,
         request.currency,
         prior_usage=request.commitment_prior_usage,
@@ -445,8 +421,8 @@ def _apply_subscription_commitment(
     for position, i in enumerate(usage_index):
         within = split.within[position]
         overage = split.overage[position]
-        amounts[i] = within + overage
-        infos[i] = CommitmentInfo(
+        line_id, kind, start, end, price_type, _amount, item, charge, _info = rows[i]
+        info = CommitmentInfo(
             "amount",
             commitment.amount,
             None,
@@ -458,23 +434,21 @@ def _apply_subscription_commitment(
             overage,
             ZERO,
         )
+        rows[i] = (line_id, kind, start, end, price_type, within + overage, item, charge, info)
     if split.true_up > ZERO:
-        items.append(None)
-        charges.append(None)
-        amounts.append(split.true_up)
-        starts.append(request.period_start)
-        ends.append(cutoff)
-        infos.append(
-            CommitmentInfo(
-                "amount",
-                commitment.amount,
-                None,
-                commitment.duration_periods,
-                False,
-                factor,
-                true_up_enabled,
-                split.utilized,
-                split.total_overage,
-                split.true_up,
-            )
+        info = CommitmentInfo(
+            "amount",
+            commitment.amount,
+            None,
+            commitment.duration_periods,
+            False,
+            factor,
+            true_up_enabled,
+            split.utilized,
+            split.total_overage,
+            split.true_up,
         )
+        rows.append(
+            (TRUE_UP_LINE_ID, "true_up", request.period_start, cutoff, FIXED, split.true_up, None,
+             None, info)
+        )  # fmt: skip

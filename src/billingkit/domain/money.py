@@ -8,7 +8,7 @@ currency's precision (USD 2, JPY 0, KWD 3; unknown codes 2). Example: ``round_mo
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 from functools import lru_cache
 from typing import Any
 
@@ -31,6 +31,13 @@ _CURRENCY_RE = re.compile(r"^[A-Za-z]{3}$")
 # A plain decimal literal: optional sign, digits with optional fraction, optional exponent.
 _DECIMAL_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _MAX_DIGITS = 38
+# The context round_money quantizes in, so rounding never depends on the caller's thread context (a
+# host that lowers ``getcontext().prec`` would otherwise make quantize fail or differ). 100 digits
+# hold any validated amount (at most 38 digits, exponent within ±38) at any currency precision.
+_ROUNDING_CTX = Context(prec=100, rounding=ROUND_HALF_UP, traps=[InvalidOperation, DivisionByZero, Overflow])
+# Quantize exponents by currency code as given, filled on first use (a plain dict is the cheapest
+# lookup on the hot path; round_money runs several times per invoice line).
+_EXPONENTS: dict[str, Decimal] = {}
 
 
 def normalize_currency(code: Any, *, field: str = "currency") -> str:
@@ -60,9 +67,15 @@ def quantize_exponent(currency: str) -> Decimal:
 def round_money(amount: Decimal, currency: str) -> Decimal:
     """Round ``amount`` to the currency's precision, half away from zero.
 
-    ``Decimal.quantize`` with ``ROUND_HALF_UP`` rounds ties away from zero for both signs.
+    ``Decimal.quantize`` with ``ROUND_HALF_UP`` rounds ties away from zero for both signs. The
+    result does not depend on the caller's decimal context (a private, fixed context is used).
     """
-    return amount.quantize(quantize_exponent(currency), rounding=ROUND_HALF_UP)
+    exponent = _EXPONENTS.get(currency)
+    if exponent is None:
+        exponent = quantize_exponent(currency)  # validates the code; raises ValidationError
+        if len(_EXPONENTS) < 512:
+            _EXPONENTS[currency] = exponent
+    return amount.quantize(exponent, ROUND_HALF_UP, _ROUNDING_CTX)
 
 
 def parse_decimal(value: Any, *, field: str, allow_negative: bool = True) -> Decimal:

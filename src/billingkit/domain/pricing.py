@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from billingkit.domain.money import ZERO, normalize_currency, parse_decimal, round_money
 from billingkit.errors import ValidationError
@@ -65,6 +65,17 @@ _ONE = Decimal(1)
 # and 80 digits keep every product of validated inputs (at most 38 digits each, see parse_decimal)
 # exact enough that rounding to currency precision is never affected.
 _CTX = Context(prec=80, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation, DivisionByZero, Overflow])
+_MUL = _CTX.multiply
+_ADD = _CTX.add
+_SUB = _CTX.subtract
+# Pricing kinds, fixed when a PriceSpec is built (plain ints: cheaper to test than enum members).
+_FLAT, _PACKAGE, _VOLUME, _SLAB = 0, 1, 2, 3
+# Results are built with tuple.__new__ in the hot path: same object as the NamedTuple constructor,
+# without its Python-level __new__ frame.
+_new = tuple.__new__
+#: One precomputed tier of a TIERED PriceSpec: (upper bound or None, lower bound, unit amount,
+#: flat amount, running total of the tiers below, steps of the tiers below); see _plan_tiers.
+_TierRow = tuple[Decimal | None, Decimal, Decimal, Decimal, Decimal, "tuple[TierStep, ...]"]
 
 
 class BillingModel(StrEnum):
@@ -179,8 +190,14 @@ class PriceSpec:
     transform_quantity: TransformQuantity | None = None
     conversion_rate: Decimal | None = None
     min_quantity: Decimal | None = None
-    # Upper bounds of the tiers as Decimals, precomputed so pricing does not convert per call.
+    # Derived once here so pricing does no per-call conversion or enum dispatch: the upper bounds of
+    # the tiers as Decimals, the pricing kind (_FLAT, _PACKAGE, _VOLUME, _SLAB), the package divisor
+    # and rounding, and the tier rows (see _plan_tiers).
     _bounds: tuple[Decimal | None, ...] = field(default=(), init=False, repr=False, compare=False)
+    _kind: int = field(default=0, init=False, repr=False, compare=False)
+    _divisor: Decimal = field(default=_ONE, init=False, repr=False, compare=False)
+    _round_up: bool = field(default=True, init=False, repr=False, compare=False)
+    _rows: tuple[_TierRow, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         setattr_ = object.__setattr__
@@ -210,8 +227,16 @@ class PriceSpec:
             if self.tier_mode is None:
                 raise ValidationError("tier_mode is required for TIERED prices", field="tier_mode")
             self._check_tiers()
+            self._plan_tiers()
         elif self.tiers:
             raise ValidationError("tiers are only allowed on TIERED prices", field="tiers")
+        elif model is BillingModel.PACKAGE:
+            assert transform is not None  # checked above
+            setattr_(self, "_kind", _PACKAGE)
+            setattr_(self, "_divisor", Decimal(transform.divide_by))
+            setattr_(self, "_round_up", transform.round is QuantityRounding.UP)
+        else:
+            setattr_(self, "_kind", _FLAT)
 
     def _check_tiers(self) -> None:
         tiers = self.tiers
@@ -245,6 +270,34 @@ class PriceSpec:
             previous = tier.up_to
             bounds.append(Decimal(tier.up_to))
         object.__setattr__(self, "_bounds", tuple(bounds))
+
+    def _plan_tiers(self) -> None:
+        """Precompute what pricing a TIERED quantity needs, with the exact operations it would do.
+
+        One row per tier: ``(bound, lower, unit_amount, flat_amount, before_total, before_steps)``.
+        For SLAB, ``lower`` is the previous bound (0 for the first tier) and ``before_total`` /
+        ``before_steps`` are the running total and the steps of the tiers below, which are always
+        filled to capacity when a quantity lands in this tier. They are computed by the same
+        sequence of context operations as a per-call loop would, so results are bit-identical.
+        """
+        mul = _CTX.multiply
+        add = _CTX.add
+        slab = self.tier_mode is TierMode.SLAB
+        rows: list[_TierRow] = []
+        lower = ZERO
+        total = ZERO
+        steps: tuple[TierStep, ...] = ()
+        for index, (bound, tier) in enumerate(zip(self._bounds, self.tiers, strict=True)):
+            unit, flat = tier.unit_amount, tier.flat_amount
+            rows.append((bound, lower, unit, flat, total, steps))
+            if slab and bound is not None:
+                in_tier = _CTX.subtract(bound, lower)
+                subtotal = add(mul(unit, in_tier), flat)
+                steps = (*steps, TierStep(index, in_tier, unit, flat, subtotal))
+                total = add(total, subtotal)
+                lower = bound
+        object.__setattr__(self, "_rows", tuple(rows))
+        object.__setattr__(self, "_kind", _SLAB if slab else _VOLUME)
 
     @classmethod
     def from_wire(cls, data: Any) -> PriceSpec:
@@ -293,8 +346,7 @@ class PriceSpec:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class TierStep:
+class TierStep(NamedTuple):
     """One tier's part of a TIERED price: ``subtotal = quantity * unit_amount + flat_amount``.
 
     ``tier_index`` is 0-based; amounts are unrounded, in the price's unit.
@@ -317,8 +369,7 @@ class TierStep:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class PriceResult:
+class PriceResult(NamedTuple):
     """What a quantity costs under a price, with the working.
 
     - ``quantity``: the quantity priced (for buckets, the sum of bucket quantities);
@@ -375,61 +426,8 @@ def _check_quantity(quantity: Any, field_name: str = "quantity") -> Decimal:
     return result
 
 
-def _unit_amount(spec: PriceSpec, quantity: Decimal) -> tuple[Decimal, tuple[TierStep, ...], Decimal | None]:
-    """Amount in the pricing unit (unrounded), tier steps and package count. ``quantity`` > 0."""
-    mul = _CTX.multiply
-    add = _CTX.add
-    model = spec.billing_model
-    if model is BillingModel.FLAT_FEE:
-        return mul(spec.amount, quantity), (), None
-    if model is BillingModel.PACKAGE:
-        transform = spec.transform_quantity
-        assert transform is not None  # guaranteed by PriceSpec validation
-        divisor = Decimal(transform.divide_by)
-        whole = _CTX.divide_int(quantity, divisor)
-        if transform.round is QuantityRounding.UP and _CTX.remainder(quantity, divisor):
-            whole = add(whole, _ONE)
-        return mul(spec.amount, whole), (), whole
-    tiers = spec.tiers
-    bounds = spec._bounds
-    if spec.tier_mode is TierMode.VOLUME:
-        # The first tier whose inclusive bound holds the quantity; the open tier takes the rest.
-        index = 0
-        for index, bound in enumerate(bounds):  # noqa: B007 - index is used after the loop
-            if bound is None or quantity <= bound:
-                break
-        tier = tiers[index]
-        subtotal = add(mul(tier.unit_amount, quantity), tier.flat_amount)
-        return (
-            subtotal,
-            (TierStep(index, quantity, tier.unit_amount, tier.flat_amount, subtotal),),
-            None,
-        )
-    # SLAB: fill each tier up to its capacity, in order.
-    steps: list[TierStep] = []
-    total = ZERO
-    lower = ZERO
-    for index, bound in enumerate(bounds):
-        tier = tiers[index]
-        if bound is None or quantity <= bound:
-            in_tier = _CTX.subtract(quantity, lower)
-        else:
-            in_tier = _CTX.subtract(bound, lower)
-        subtotal = add(mul(tier.unit_amount, in_tier), tier.flat_amount)
-        steps.append(TierStep(index, in_tier, tier.unit_amount, tier.flat_amount, subtotal))
-        total = add(total, subtotal)
-        if bound is None or quantity <= bound:
-            break
-        lower = bound
-    return total, tuple(steps), None
-
-
-def _to_currency(spec: PriceSpec, unit_total: Decimal) -> Decimal:
-    rate = spec.conversion_rate
-    amount = unit_total if rate is None else _CTX.multiply(unit_total, rate)
-    if amount > MAX_LINE_AMOUNT or unit_total > MAX_LINE_AMOUNT:
-        raise ValidationError(f"the amount for this quantity exceeds {MAX_LINE_AMOUNT:E}", field="quantity")
-    return amount
+def _too_large() -> ValidationError:
+    return ValidationError(f"the amount for this quantity exceeds {MAX_LINE_AMOUNT:E}", field="quantity")
 
 
 def price_quantity(spec: PriceSpec, quantity: Decimal) -> PriceResult:
@@ -440,26 +438,59 @@ def price_quantity(spec: PriceSpec, quantity: Decimal) -> PriceResult:
     Raises ``ValidationError`` (field ``quantity``) for negative, non-finite, float or absurdly
     large quantities, or when the amount would exceed :data:`MAX_LINE_AMOUNT`.
     """
-    quantity = _check_quantity(quantity)
+    # Fast path for the common case (a finite, non-negative, sane Decimal); else the full check.
+    if not (
+        type(quantity) is Decimal and quantity.is_finite() and quantity >= 0 and quantity.adjusted() <= 30
+    ):
+        quantity = _check_quantity(quantity)
+    currency = spec.currency
+    rate = spec.conversion_rate
     if not quantity:
-        return PriceResult(
-            spec.billing_model, spec.currency, quantity, ZERO, ZERO,
-            round_money(ZERO, spec.currency), (), None, spec.conversion_rate, (),
+        return _new(
+            PriceResult,
+            (spec.billing_model, currency, quantity, ZERO, ZERO, round_money(ZERO, currency), (),
+             None, rate, ()),
         )  # fmt: skip
-    unit_total, steps, packages = _unit_amount(spec, quantity)
-    amount = _to_currency(spec, unit_total)
-    return PriceResult(
-        spec.billing_model,
-        spec.currency,
-        quantity,
-        unit_total,
-        amount,
-        round_money(amount, spec.currency),
-        steps,
-        packages,
-        spec.conversion_rate,
-        (),
-    )
+    # The amount in the pricing unit (unrounded), the tier steps and the package count.
+    kind = spec._kind
+    steps: tuple[TierStep, ...] = ()
+    packages: Decimal | None = None
+    if kind == _FLAT:
+        unit_total = _MUL(spec.amount, quantity)
+    elif kind == _SLAB:
+        # Every tier below the one the quantity lands in is full: its share is precomputed.
+        for bound, lower, unit, flat, before, before_steps in spec._rows:  # noqa: B007
+            if bound is None or quantity <= bound:
+                break
+        in_tier = _SUB(quantity, lower)
+        subtotal = _ADD(_MUL(unit, in_tier), flat)
+        unit_total = _ADD(before, subtotal)
+        steps = (
+            *before_steps,
+            _new(TierStep, (len(before_steps), in_tier, unit, flat, subtotal)),
+        )
+    elif kind == _VOLUME:
+        # The first tier whose inclusive bound holds the quantity; the open tier takes the rest.
+        index = -1
+        for index, (bound, _lower, unit, flat, _before, _steps) in enumerate(spec._rows):  # noqa: B007
+            if bound is None or quantity <= bound:
+                break
+        unit_total = _ADD(_MUL(unit, quantity), flat)
+        steps = (_new(TierStep, (index, quantity, unit, flat, unit_total)),)
+    else:  # PACKAGE
+        divisor = spec._divisor
+        packages = _CTX.divide_int(quantity, divisor)
+        if spec._round_up and _CTX.remainder(quantity, divisor):
+            packages = _ADD(packages, _ONE)
+        unit_total = _MUL(spec.amount, packages)
+    amount = unit_total if rate is None else _MUL(unit_total, rate)
+    if amount > MAX_LINE_AMOUNT or unit_total > MAX_LINE_AMOUNT:
+        raise _too_large()
+    return _new(
+        PriceResult,
+        (spec.billing_model, currency, quantity, unit_total, amount, round_money(amount, currency),
+         steps, packages, rate, ()),
+    )  # fmt: skip
 
 
 def price_buckets(spec: PriceSpec, quantities: Iterable[Decimal]) -> PriceResult:

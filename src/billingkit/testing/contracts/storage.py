@@ -17,7 +17,7 @@ from billingkit.domain.access import (
 )
 from billingkit.domain.customers import Customer
 from billingkit.domain.queries import Filter, ListQuery, Op, Sort
-from billingkit.domain.resources import Record, Status
+from billingkit.domain.resources import Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError
 from billingkit.ports import Storage
 from billingkit.storage.kinds import KINDS, Level
