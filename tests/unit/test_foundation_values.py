@@ -63,3 +63,15 @@ def test_error_codes_and_statuses(cls: type[errors.BillingError], code: str, sta
 def test_validation_error_names_its_field() -> None:
     err = errors.ValidationError("bad", field="items[3].name")
     assert err.to_dict()["details"] == {"field": "items[3].name"}
+
+
+def test_parse_enum_names_the_field_and_the_allowed_values() -> None:
+    from billingkit.domain.periods import BillingCycle
+    from billingkit.domain.validation import parse_enum
+
+    assert parse_enum(BillingCycle, "calendar", field="billing_cycle") is BillingCycle.CALENDAR
+    with pytest.raises(errors.ValidationError) as info:
+        parse_enum(BillingCycle, "lunar", field="billing_cycle")
+    assert info.value.field == "billing_cycle"
+    assert info.value.details["allowed_values"] == ["anniversary", "calendar"]
+    assert "lunar" in info.value.message

@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from billingkit.domain.money import ZERO, parse_decimal
+from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -78,13 +79,7 @@ class Allowance:
         for name in ("is_soft_limit", "is_enabled"):
             if not isinstance(getattr(self, name), bool):
                 raise ValidationError(f"{name} must be a boolean", field=name)
-        try:
-            reset = UsageResetPeriod(self.usage_reset_period)
-        except (ValueError, TypeError):
-            raise ValidationError(
-                "usage_reset_period must be one of " + ", ".join(r.value for r in UsageResetPeriod),
-                field="usage_reset_period",
-            ) from None
+        reset = parse_enum(UsageResetPeriod, self.usage_reset_period, field="usage_reset_period")
         object.__setattr__(self, "usage_reset_period", reset)
 
 

@@ -40,7 +40,7 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from billingkit.domain.validation import ensure_utc
+from billingkit.domain.validation import ensure_utc, parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -111,28 +111,14 @@ def load_timezone(name: Any, field: str = "timezone") -> ZoneInfo:
 
 
 def _coerce_period(value: Any, field: str = "billing_period") -> BillingPeriod:
-    try:
-        period = BillingPeriod(value)
-    except (ValueError, TypeError):
-        raise ValidationError(
-            f"{field} must be one of {', '.join(p.value for p in BillingPeriod)}",
-            field=field,
-            details={"allowed_values": [p.value for p in BillingPeriod]},
-        ) from None
+    period = parse_enum(BillingPeriod, value, field=field)
     if period is BillingPeriod.ONETIME:
         raise ValidationError(f"{field} must be a recurring period, not ONETIME", field=field)
     return period
 
 
 def _coerce_cycle(value: Any) -> BillingCycle:
-    try:
-        return BillingCycle(value)
-    except (ValueError, TypeError):
-        raise ValidationError(
-            "billing_cycle must be anniversary or calendar",
-            field="billing_cycle",
-            details={"allowed_values": [c.value for c in BillingCycle]},
-        ) from None
+    return parse_enum(BillingCycle, value, field="billing_cycle")
 
 
 def _coerce_count(value: Any) -> int:

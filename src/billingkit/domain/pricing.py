@@ -39,6 +39,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from billingkit.domain.money import ZERO, normalize_currency, parse_decimal, round_money
+from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -100,18 +101,6 @@ class QuantityRounding(StrEnum):
     DOWN = "down"
 
 
-def _coerce_enum(enum_type: type[Any], value: Any, field_name: str) -> Any:
-    try:
-        return enum_type(value)
-    except (ValueError, TypeError):
-        allowed = ", ".join(member.value for member in enum_type)
-        raise ValidationError(
-            f"{field_name} must be one of {allowed}, got {value!r}",
-            field=field_name,
-            details={"allowed_values": [member.value for member in enum_type]},
-        ) from None
-
-
 def _non_negative(value: Any, field_name: str) -> Decimal:
     result = parse_decimal(value, field=field_name, allow_negative=False)
     # -0 is not negative but prints oddly; normalise it away.
@@ -157,7 +146,7 @@ class TransformQuantity:
     def __post_init__(self) -> None:
         _positive_int(self.divide_by, "transform_quantity.divide_by")
         object.__setattr__(
-            self, "round", _coerce_enum(QuantityRounding, self.round, "transform_quantity.round")
+            self, "round", parse_enum(QuantityRounding, self.round, field="transform_quantity.round")
         )
 
 
@@ -201,7 +190,7 @@ class PriceSpec:
 
     def __post_init__(self) -> None:
         setattr_ = object.__setattr__
-        model: BillingModel = _coerce_enum(BillingModel, self.billing_model, "billing_model")
+        model: BillingModel = parse_enum(BillingModel, self.billing_model, field="billing_model")
         setattr_(self, "billing_model", model)
         setattr_(self, "currency", normalize_currency(self.currency))
         setattr_(self, "amount", _non_negative(self.amount, "amount"))
@@ -213,7 +202,7 @@ class PriceSpec:
         if self.min_quantity is not None:
             setattr_(self, "min_quantity", _non_negative(self.min_quantity, "min_quantity"))
         if self.tier_mode is not None:
-            setattr_(self, "tier_mode", _coerce_enum(TierMode, self.tier_mode, "tier_mode"))
+            setattr_(self, "tier_mode", parse_enum(TierMode, self.tier_mode, field="tier_mode"))
         transform = self.transform_quantity
         if transform is not None and not isinstance(transform, TransformQuantity):
             raise ValidationError(

@@ -32,6 +32,7 @@ from typing import Any
 from billingkit.domain.money import ZERO, parse_decimal, round_money
 from billingkit.domain.periods import Period, ensure_utc, epoch_seconds
 from billingkit.domain.pricing import PriceSpec, price_quantity
+from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -317,12 +318,7 @@ def prorate_change(
     Raises ``ValidationError`` (fields ``action``, ``old``, ``new``, ``currency`` and those of
     :func:`prorate_credit` / :func:`prorate_charge`).
     """
-    try:
-        action = ProrationAction(action)
-    except (ValueError, TypeError):
-        raise ValidationError(
-            "action must be one of " + ", ".join(a.value for a in ProrationAction), field="action"
-        ) from None
+    action = parse_enum(ProrationAction, action, field="action")
     for name, item, needed in (("old", old, _NEEDS_OLD), ("new", new, _NEEDS_NEW)):
         if action in needed and item is None:
             raise ValidationError(f"{action.value} needs the {name} item", field=name)

@@ -44,6 +44,7 @@ from typing import Any
 
 from billingkit.domain.money import ZERO, parse_decimal
 from billingkit.domain.periods import ensure_utc, epoch_seconds
+from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -204,13 +205,7 @@ class MeterSpec:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         _text(self.event_name, "event_name")
-        try:
-            aggregation = AggregationType(self.aggregation)
-        except (ValueError, TypeError):
-            raise ValidationError(
-                "aggregation.type must be one of " + ", ".join(a.value for a in AggregationType),
-                field="aggregation.type",
-            ) from None
+        aggregation = parse_enum(AggregationType, self.aggregation, field="aggregation.type")
         set_(self, "aggregation", aggregation)
         if aggregation in _NEEDS_FIELD or self.field is not None:
             _text(self.field, "aggregation.field")
@@ -232,13 +227,7 @@ class MeterSpec:
                 field="aggregation.multiplier",
             )
         if self.bucket_size is not None:
-            try:
-                bucket = BucketSize(self.bucket_size)
-            except (ValueError, TypeError):
-                raise ValidationError(
-                    "aggregation.bucket_size must be one of " + ", ".join(b.value for b in BucketSize),
-                    field="aggregation.bucket_size",
-                ) from None
+            bucket = parse_enum(BucketSize, self.bucket_size, field="aggregation.bucket_size")
             if aggregation not in (AggregationType.SUM, AggregationType.MAX):
                 raise ValidationError(
                     "aggregation.bucket_size is only allowed with SUM or MAX",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Annotated, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -27,6 +28,7 @@ __all__ = [
     "UtcDatetime",
     "ensure_utc",
     "field_path",
+    "parse_enum",
     "parse_input",
 ]
 
@@ -77,6 +79,23 @@ def parse_input(model: type[M], data: Mapping[str, Any], *, prefix: Sequence[int
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise from_pydantic(exc, prefix=prefix) from None
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def parse_enum(enum_type: type[E], value: Any, *, field: str) -> E:
+    """``value`` as a member of ``enum_type``; else a ``ValidationError`` naming ``field`` and
+    listing the allowed values (``details.allowed_values``)."""
+    try:
+        return enum_type(value)
+    except (ValueError, TypeError):
+        allowed = [str(member.value) for member in enum_type]
+        raise ValidationError(
+            f"{field} must be one of {', '.join(allowed)}, got {value!r}",
+            field=field,
+            details={"allowed_values": allowed, "provided_value": repr(value)},
+        ) from None
 
 
 def ensure_utc(value: Any, field: str = "timestamp") -> datetime:
