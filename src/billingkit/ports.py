@@ -12,6 +12,19 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.catalog import (
+    Addon,
+    Coupon,
+    CreditGrant,
+    Entitlement,
+    Feature,
+    Group,
+    Meter,
+    Plan,
+    Price,
+    PriceUnit,
+    TaxRate,
+)
 from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
@@ -77,6 +90,17 @@ class UnitOfWork(Protocol):
     api_keys: Repository[ApiKey]
     customers: Repository[Customer]
     notifications: Repository[NotificationEvent]
+    plans: Repository[Plan]
+    addons: Repository[Addon]
+    prices: Repository[Price]
+    price_units: Repository[PriceUnit]
+    groups: Repository[Group]
+    meters: Repository[Meter]
+    features: Repository[Feature]
+    entitlements: Repository[Entitlement]
+    credit_grants: Repository[CreditGrant]
+    coupons: Repository[Coupon]
+    tax_rates: Repository[TaxRate]
 
     def __enter__(self) -> UnitOfWork: ...
 

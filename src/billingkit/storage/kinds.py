@@ -10,6 +10,19 @@ from dataclasses import dataclass
 from enum import Enum
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.catalog import (
+    Addon,
+    Coupon,
+    CreditGrant,
+    Entitlement,
+    Feature,
+    Group,
+    Meter,
+    Plan,
+    Price,
+    PriceUnit,
+    TaxRate,
+)
 from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
@@ -42,6 +55,11 @@ class Kind:
     versioned: bool = False
 
 
+def _catalog(name: str, label: str, model: type[Record], unique_live: tuple[str, ...] = ()) -> Kind:
+    """An environment-owned catalogue kind, optionally unique on ``unique_live`` among live rows."""
+    return Kind(name, label, model, Level.ENVIRONMENT, unique=(Unique(unique_live),) if unique_live else ())
+
+
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
@@ -69,6 +87,17 @@ KINDS: dict[str, Kind] = {
             unique=(Unique(("external_id",)),),
         ),
         Kind("notifications", "notification event", NotificationEvent, Level.ENVIRONMENT),
+        _catalog("plans", "plan", Plan, ("lookup_key",)),
+        _catalog("addons", "add-on", Addon, ("lookup_key",)),
+        _catalog("prices", "price", Price, ("lookup_key",)),
+        _catalog("price_units", "price unit", PriceUnit, ("code",)),
+        _catalog("groups", "group", Group, ("lookup_key",)),
+        _catalog("meters", "meter", Meter),
+        _catalog("features", "feature", Feature, ("lookup_key",)),
+        _catalog("entitlements", "entitlement", Entitlement, ("entity_type", "entity_id", "feature_id")),
+        _catalog("credit_grants", "credit grant", CreditGrant),
+        _catalog("coupons", "coupon", Coupon, ("coupon_code",)),
+        _catalog("tax_rates", "tax rate", TaxRate, ("code",)),
     )
 }
 
@@ -83,3 +112,14 @@ class RepositoryAttributes:
     api_keys: Repository[ApiKey]
     customers: Repository[Customer]
     notifications: Repository[NotificationEvent]
+    plans: Repository[Plan]
+    addons: Repository[Addon]
+    prices: Repository[Price]
+    price_units: Repository[PriceUnit]
+    groups: Repository[Group]
+    meters: Repository[Meter]
+    features: Repository[Feature]
+    entitlements: Repository[Entitlement]
+    credit_grants: Repository[CreditGrant]
+    coupons: Repository[Coupon]
+    tax_rates: Repository[TaxRate]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, TypeVar
 
-from sqlalchemy import RowMapping, Table
+from sqlalchemy import JSON, RowMapping, Table
 
 from billingkit.domain.resources import Record
 
@@ -26,9 +26,28 @@ def _column_value(value: Any) -> Any:
     return value
 
 
+def _json_columns(table: Table) -> frozenset[str]:
+    cached: frozenset[str] | None = table.info.get("json_columns")
+    if cached is None:
+        cached = frozenset(c.name for c in table.columns if isinstance(c.type, JSON))
+        table.info["json_columns"] = cached
+    return cached
+
+
 def to_row(item: Record, table: Table) -> dict[str, Any]:
-    """The column values of ``item`` for ``table`` (every column must be a model field)."""
-    return {column.name: _column_value(getattr(item, column.name)) for column in table.columns}
+    """The column values of ``item`` for ``table`` (every column must be a model field).
+
+    JSON columns hold the model's JSON form (decimals as strings, nested models as objects), which
+    validation turns back into the same values on the way out."""
+    json_columns = _json_columns(table)
+    row = {
+        column.name: _column_value(getattr(item, column.name))
+        for column in table.columns
+        if column.name not in json_columns
+    }
+    if json_columns:
+        row.update(item.model_dump(mode="json", include=set(json_columns)))
+    return row
 
 
 def from_row(row: RowMapping, model: type[R]) -> R:

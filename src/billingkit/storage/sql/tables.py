@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, MetaData, String, Table, text
+from sqlalchemy import Boolean, Column, Index, Integer, MetaData, String, Table, Text, text
 
-from billingkit.storage.sql.types import JsonDocument, UtcDateTime
+from billingkit.storage.sql.types import ExactDecimal, JsonDocument, UtcDateTime
 
 __all__ = ["metadata"]
 
@@ -128,6 +128,245 @@ notifications = Table(
     Index("ix_notification_events_scope_created", "tenant_id", "environment_id", "created_at"),
 )
 
+
+def _scoped_indexes(name: str, *lookups: str, unique_live: tuple[str, ...] = ()) -> list[Index]:
+    """The usual indexes of an environment-owned catalogue table: newest first within a scope, one
+    per lookup column, and a partial unique index over ``unique_live`` among published rows."""
+    indexes = [Index(f"ix_{name}_scope_created", "tenant_id", "environment_id", "created_at")]
+    indexes += [Index(f"ix_{name}_{column}", "tenant_id", "environment_id", column) for column in lookups]
+    if unique_live:
+        indexes.append(
+            Index(
+                f"uq_{name}_{'_'.join(unique_live)}_live",
+                "tenant_id",
+                "environment_id",
+                *unique_live,
+                unique=True,
+                sqlite_where=LIVE,
+                postgresql_where=LIVE,
+            )
+        )
+    return indexes
+
+
+def _name() -> Column[object]:
+    return Column("name", String(255), nullable=False)
+
+
+def _text(name: str, length: int = 255) -> Column[object]:
+    return Column(name, String(length))
+
+
+def _json(name: str, *, nullable: bool = True) -> Column[object]:
+    return Column(name, JsonDocument, nullable=nullable)
+
+
+plans = Table(
+    "plans",
+    metadata,
+    *_common(),
+    _name(),
+    Column("description", Text()),
+    _text("lookup_key"),
+    Column("display_order", Integer(), nullable=False),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("plans", unique_live=("lookup_key",)),
+)
+
+addons = Table(
+    "addons",
+    metadata,
+    *_common(),
+    _name(),
+    Column("lookup_key", String(255), nullable=False),
+    Column("description", Text()),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("addons", unique_live=("lookup_key",)),
+)
+
+prices = Table(
+    "prices",
+    metadata,
+    *_common(),
+    Column("entity_type", String(32), nullable=False),
+    Column("entity_id", String(64), nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("billing_model", String(16), nullable=False),
+    Column("billing_cadence", String(16), nullable=False),
+    Column("billing_period", String(16), nullable=False),
+    Column("billing_period_count", Integer(), nullable=False),
+    Column("invoice_cadence", String(16), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("amount", ExactDecimal(), nullable=False),
+    Column("tier_mode", String(16)),
+    _json("tiers"),
+    _json("transform_quantity"),
+    Column("meter_id", String(64)),
+    Column("min_quantity", ExactDecimal()),
+    Column("trial_period_days", Integer(), nullable=False),
+    _text("display_name"),
+    Column("description", Text()),
+    _text("lookup_key"),
+    Column("group_id", String(64)),
+    Column("parent_price_id", String(64)),
+    Column("sequence", Integer(), nullable=False),
+    Column("start_date", UtcDateTime()),
+    Column("end_date", UtcDateTime()),
+    Column("price_unit_type", String(16), nullable=False),
+    Column("price_unit_id", String(64)),
+    _text("price_unit", 32),
+    Column("price_unit_amount", ExactDecimal()),
+    _json("price_unit_tiers"),
+    Column("conversion_rate", ExactDecimal()),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("prices", "entity_id", "meter_id", "group_id", unique_live=("lookup_key",)),
+)
+
+price_units = Table(
+    "price_units",
+    metadata,
+    *_common(),
+    Column("code", String(32), nullable=False),
+    _name(),
+    Column("symbol", String(16), nullable=False),
+    Column("base_currency", String(3), nullable=False),
+    Column("conversion_rate", ExactDecimal(), nullable=False),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("price_units", unique_live=("code",)),
+)
+
+groups = Table(
+    "catalog_groups",
+    metadata,
+    *_common(),
+    _name(),
+    Column("lookup_key", String(255), nullable=False),
+    Column("entity_type", String(16), nullable=False),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("catalog_groups", unique_live=("lookup_key",)),
+)
+
+meters = Table(
+    "meters",
+    metadata,
+    *_common(),
+    _name(),
+    Column("event_name", String(255), nullable=False),
+    _json("aggregation", nullable=False),
+    _json("filters", nullable=False),
+    Column("reset_usage", String(16), nullable=False),
+    *_scoped_indexes("meters", "event_name"),
+)
+
+features = Table(
+    "features",
+    metadata,
+    *_common(),
+    _name(),
+    Column("type", String(16), nullable=False),
+    Column("description", Text()),
+    _text("lookup_key"),
+    Column("meter_id", String(64)),
+    Column("group_id", String(64)),
+    _text("unit_singular"),
+    _text("unit_plural"),
+    _json("reporting_unit"),
+    _json("alert_settings"),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("features", "meter_id", "group_id", unique_live=("lookup_key",)),
+)
+
+entitlements = Table(
+    "entitlements",
+    metadata,
+    *_common(),
+    Column("entity_type", String(32), nullable=False),
+    Column("entity_id", String(64), nullable=False),
+    Column("plan_id", String(64)),
+    Column("feature_id", String(64), nullable=False),
+    Column("feature_type", String(16), nullable=False),
+    Column("is_enabled", Boolean(), nullable=False),
+    Column("usage_limit", Integer()),
+    Column("usage_reset_period", String(16)),
+    Column("is_soft_limit", Boolean(), nullable=False),
+    Column("static_value", Text()),
+    _json("config_value"),
+    Column("aggregation_mode", String(16)),
+    Column("grant_measure", String(16)),
+    Column("grant_quota", Integer()),
+    Column("grant_duration_unit", String(32)),
+    Column("grant_duration_value", Integer()),
+    Column("grant_allocation_behavior", String(16)),
+    Column("parent_entitlement_id", String(64)),
+    Column("display_order", Integer(), nullable=False),
+    Column("start_date", UtcDateTime()),
+    Column("end_date", UtcDateTime()),
+    *_scoped_indexes("entitlements", "feature_id", unique_live=("entity_type", "entity_id", "feature_id")),
+)
+
+credit_grants = Table(
+    "credit_grants",
+    metadata,
+    *_common(),
+    _name(),
+    Column("scope", String(16), nullable=False),
+    Column("plan_id", String(64)),
+    Column("addon_id", String(64)),
+    Column("subscription_id", String(64)),
+    Column("cadence", String(16), nullable=False),
+    Column("credits", ExactDecimal(), nullable=False),
+    Column("period", String(16)),
+    Column("period_count", Integer()),
+    Column("expiration_type", String(16), nullable=False),
+    Column("expiration_duration", Integer()),
+    Column("expiration_duration_unit", String(16)),
+    Column("priority", Integer()),
+    Column("conversion_rate", ExactDecimal()),
+    Column("topup_conversion_rate", ExactDecimal()),
+    Column("credit_grant_anchor", UtcDateTime()),
+    Column("start_date", UtcDateTime()),
+    Column("end_date", UtcDateTime()),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("credit_grants", "plan_id", "addon_id", "subscription_id"),
+)
+
+coupons = Table(
+    "coupons",
+    metadata,
+    *_common(),
+    _name(),
+    Column("type", String(16), nullable=False),
+    Column("cadence", String(16), nullable=False),
+    _text("coupon_code"),
+    Column("amount_off", ExactDecimal()),
+    Column("percentage_off", ExactDecimal()),
+    Column("currency", String(3)),
+    Column("duration_in_periods", Integer()),
+    Column("max_redemptions", Integer()),
+    Column("total_redemptions", Integer(), nullable=False),
+    Column("redeem_after", UtcDateTime()),
+    Column("redeem_before", UtcDateTime()),
+    _json("rules"),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("coupons", unique_live=("coupon_code",)),
+)
+
+tax_rates = Table(
+    "tax_rates",
+    metadata,
+    *_common(),
+    _name(),
+    Column("code", String(64), nullable=False),
+    Column("tax_rate_type", String(16), nullable=False),
+    Column("percentage_value", ExactDecimal()),
+    Column("fixed_value", ExactDecimal()),
+    Column("description", Text()),
+    Column("scope", String(16), nullable=False),
+    Column("tax_rate_status", String(16), nullable=False),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("tax_rates", unique_live=("code",)),
+)
+
 # kind name (see billingkit.storage.kinds) -> table
 TABLES: dict[str, Table] = {
     "tenants": tenants,
@@ -136,4 +375,15 @@ TABLES: dict[str, Table] = {
     "api_keys": api_keys,
     "customers": customers,
     "notifications": notifications,
+    "plans": plans,
+    "addons": addons,
+    "prices": prices,
+    "price_units": price_units,
+    "groups": groups,
+    "meters": meters,
+    "features": features,
+    "entitlements": entitlements,
+    "credit_grants": credit_grants,
+    "coupons": coupons,
+    "tax_rates": tax_rates,
 }

@@ -68,6 +68,90 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "entity_id": f"cust_{n}",
             "payload": {"event_type": "customer.created", "customer": {"id": f"cust_{n}"}},
         },
+        # Catalogue kinds carry nested values (tiers, aggregations, alert settings) and exact
+        # decimals, so their round trip proves JSON columns keep decimals and structure exactly.
+        "plans": {"name": f"Plan {n}", "lookup_key": f"plan-{n}", "display_order": 2, "metadata": {"a": "b"}},
+        "addons": {"name": f"Add-on {n}", "lookup_key": f"addon-{n}"},
+        "prices": {
+            "entity_type": "PLAN",
+            "entity_id": "plan_1",
+            "type": "USAGE",
+            "billing_model": "TIERED",
+            "billing_period": "MONTHLY",
+            "invoice_cadence": "ARREAR",
+            "currency": "usd",
+            "tier_mode": "SLAB",
+            "tiers": [
+                {"up_to": 1000, "unit_amount": "0.0125", "flat_amount": "0.10"},
+                {"up_to": None, "unit_amount": "0.01"},
+            ],
+            "meter_id": "meter_1",
+            "lookup_key": f"price-{n}",
+            "start_date": T0,
+            "min_quantity": "0.000001",
+        },
+        "price_units": {
+            "code": f"cr{n}",
+            "name": "Credits",
+            "symbol": "CR",
+            "base_currency": "usd",
+            "conversion_rate": "0.0001",
+        },
+        "groups": {"name": f"Group {n}", "lookup_key": f"group-{n}", "entity_type": "price"},
+        "meters": {
+            "name": f"Meter {n}",
+            "event_name": "api.request",
+            "aggregation": {"type": "SUM_WITH_MULTIPLIER", "field": "bytes", "multiplier": "0.001"},
+            "filters": [{"key": "region", "values": ["eu", "us"]}],
+        },
+        "features": {
+            "name": f"Feature {n}",
+            "type": "metered",
+            "lookup_key": f"feature-{n}",
+            "meter_id": "meter_1",
+            "reporting_unit": {"unit_singular": "call", "unit_plural": "calls", "conversion_rate": "0.5"},
+            "alert_settings": {
+                "alert_enabled": True,
+                "warning": {"threshold": "80.5", "condition": "above"},
+                "critical": {"threshold": "100", "condition": "above"},
+            },
+        },
+        "entitlements": {
+            "entity_type": "PLAN",
+            "entity_id": f"plan_{n}",
+            "plan_id": f"plan_{n}",
+            "feature_id": "feat_1",
+            "feature_type": "config",
+            "config_value": {"regions": ["eu"], "max": 3},
+        },
+        "credit_grants": {
+            "name": f"Grant {n}",
+            "scope": "PLAN",
+            "plan_id": "plan_1",
+            "cadence": "RECURRING",
+            "credits": "100.50",
+            "period": "MONTHLY",
+            "period_count": 1,
+            "expiration_type": "DURATION",
+            "expiration_duration": 30,
+            "expiration_duration_unit": "DAY",
+        },
+        "coupons": {
+            "name": f"Coupon {n}",
+            "type": "percentage",
+            "cadence": "repeated",
+            "coupon_code": f"SAVE{n}",
+            "percentage_off": "12.5",
+            "duration_in_periods": 3,
+            "max_redemptions": 100,
+            "rules": {"min_amount": "10"},
+        },
+        "tax_rates": {
+            "name": f"VAT {n}",
+            "code": f"VAT{n}",
+            "tax_rate_type": "percentage",
+            "percentage_value": "20",
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})
@@ -99,7 +183,7 @@ class StorageContract:
     @pytest.mark.parametrize("kind", sorted(k for k, v in KINDS.items() if v.level is not Level.GLOBAL))
     def test_other_scopes_cannot_see_a_resource(self, storage: Storage, kind: str) -> None:
         item = sample(kind)
-        field = "name" if "name" in type(item).model_fields else "event_type"
+        field = "name" if "name" in type(item).model_fields else "created_by"
         with storage.unit_of_work("tenant_a", "env_a") as uow:
             getattr(uow, kind).add(item)
             uow.commit()

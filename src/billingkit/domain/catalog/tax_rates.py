@@ -1,0 +1,67 @@
+"""Tax rates as catalogue resources (the tax arithmetic is :mod:`billingkit.domain.taxes`)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from billingkit.domain import taxes as core
+from billingkit.domain.resources import EnvironmentResource
+
+__all__ = ["TaxRate", "TaxRateScope", "TaxRateStatus", "TaxRateType", "check_tax_rate"]
+
+
+class TaxRateType(StrEnum):
+    PERCENTAGE = "percentage"
+    FIXED = "fixed"
+
+
+class TaxRateScope(StrEnum):
+    INTERNAL = "INTERNAL"
+    EXTERNAL = "EXTERNAL"
+    ONETIME = "ONETIME"
+
+
+class TaxRateStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    INACTIVE = "INACTIVE"
+
+
+class TaxRate(EnvironmentResource):
+    """``percentage_value`` percent (0-100) or a ``fixed_value`` amount; ``code`` is unique among
+    live tax rates of an environment. Only ``ACTIVE`` rates are applied to new invoices."""
+
+    name: str
+    code: str
+    tax_rate_type: TaxRateType
+    percentage_value: Decimal | None = None
+    fixed_value: Decimal | None = None
+    description: str | None = None
+    scope: TaxRateScope = TaxRateScope.INTERNAL
+    tax_rate_status: TaxRateStatus = TaxRateStatus.ACTIVE
+    metadata: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        value = (
+            f"{self.percentage_value}%" if self.tax_rate_type is TaxRateType.PERCENTAGE else self.fixed_value
+        )
+        return f"<TaxRate {self.id} {self.code} {value}>"
+
+    def to_core(self) -> core.TaxRate:
+        return core.TaxRate(
+            id=self.id,
+            tax_rate_type=self.tax_rate_type.value,
+            percentage_value=self.percentage_value,
+            fixed_value=self.fixed_value,
+            code=self.code,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def check_tax_rate(rate: TaxRate) -> core.TaxRate:
+    """The core's rules: a percentage rate needs 0 <= ``percentage_value`` <= 100, a fixed rate a
+    ``fixed_value`` >= 0. Raises ``ValidationError`` naming the field."""
+    return rate.to_core()
