@@ -30,3 +30,27 @@ def assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-u
     assert body["http_status_code"] == status
     assert isinstance(body["message"], str) and body["message"]
     return body  # type: ignore[no-any-return]
+
+
+def service_key(client: TestClient, owner: dict[str, str], roles: list[str]) -> dict[str, str]:
+    account = client.post(
+        "/v1/users", json={"type": "service_account", "name": "svc", "roles": roles}, headers=owner
+    )
+    assert account.status_code == 201, account.text
+    assert account.json()["roles"] == roles and "password" not in account.json()
+    key = client.post(
+        "/v1/secrets/api/keys",
+        json={"name": "svc key", "type": "private_key", "service_account_id": account.json()["id"]},
+        headers=owner,
+    )
+    assert key.status_code == 201, key.text
+    body = key.json()
+    assert set(body) >= {"id", "name", "api_key", "roles", "created_at"}
+    assert body["roles"] == roles
+    return {"x-api-key": body["api_key"]}
+
+
+@pytest.fixture
+def reader_key(client: TestClient, test_key: dict[str, str]) -> dict[str, str]:
+    """Headers of an ``all_reader`` service account key in the test environment."""
+    return service_key(client, test_key, ["all_reader"])

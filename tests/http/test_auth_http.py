@@ -11,24 +11,7 @@ from billingkit import Billing, TestClock
 from billingkit.http import create_app
 from billingkit.services.access import BootstrapResult
 from tests.http.conftest import assert_error
-
-
-def _service_key(client: TestClient, owner: dict[str, str], roles: list[str]) -> dict[str, str]:
-    account = client.post(
-        "/v1/users", json={"type": "service_account", "name": "svc", "roles": roles}, headers=owner
-    )
-    assert account.status_code == 201, account.text
-    assert account.json()["roles"] == roles and "password" not in account.json()
-    key = client.post(
-        "/v1/secrets/api/keys",
-        json={"name": "svc key", "type": "private_key", "service_account_id": account.json()["id"]},
-        headers=owner,
-    )
-    assert key.status_code == 201, key.text
-    body = key.json()
-    assert set(body) >= {"id", "name", "api_key", "roles", "created_at"}
-    assert body["roles"] == roles
-    return {"x-api-key": body["api_key"]}
+from tests.http.conftest import service_key as _service_key
 
 
 def test_every_401_case(

@@ -10,16 +10,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from enum import Enum
 from typing import Annotated, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pydantic
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
+from billingkit.domain.money import normalize_currency, parse_decimal
 from billingkit.errors import ValidationError
 
 __all__ = [
+    "CurrencyCode",
+    "DecimalText",
     "Email",
     "InputModel",
     "Metadata",
@@ -159,3 +163,24 @@ NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]
 Email = Annotated[str, AfterValidator(_email)]
 TimeZoneName = Annotated[str, AfterValidator(_timezone)]
 Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]
+
+
+def _exact_decimal(value: Any) -> Any:
+    try:
+        return parse_decimal(value, field="value")
+    except ValidationError as exc:
+        # pydantic reports ValueErrors against the field being validated, so the field name is added there.
+        raise ValueError(exc.message.removeprefix("value ")) from None
+
+
+def _currency(value: Any) -> str:
+    try:
+        return normalize_currency(value)
+    except ValidationError as exc:
+        raise ValueError(exc.message.removeprefix("currency ")) from None
+
+
+#: An exact decimal from a string or int (floats, NaN and infinities are refused), e.g. ``"12.50"``.
+DecimalText = Annotated[Decimal, BeforeValidator(_exact_decimal)]
+#: A 3-letter ISO currency code, stored lowercase (``"USD"`` -> ``"usd"``).
+CurrencyCode = Annotated[str, BeforeValidator(_currency)]

@@ -12,9 +12,20 @@ from billingkit.services.context import Context
 
 if TYPE_CHECKING:
     from billingkit.facade.access import ApiKeys, Environments, Users
+    from billingkit.facade.addons import Addons
     from billingkit.facade.billing import Billing
+    from billingkit.facade.coupons import Coupons
+    from billingkit.facade.credit_grants import CreditGrants
     from billingkit.facade.customers import Customers
+    from billingkit.facade.entitlements import Entitlements
+    from billingkit.facade.features import Features
+    from billingkit.facade.groups import Groups
+    from billingkit.facade.meters import Meters
     from billingkit.facade.notifications import Notifications
+    from billingkit.facade.plans import Plans
+    from billingkit.facade.price_units import PriceUnits
+    from billingkit.facade.prices import Prices
+    from billingkit.facade.tax_rates import TaxRates
 
 __all__ = ["Scoped"]
 
@@ -77,6 +88,72 @@ class Scoped:
         from billingkit.facade.notifications import Notifications
 
         return Notifications(self)
+
+    @cached_property
+    def plans(self) -> Plans:
+        from billingkit.facade.plans import Plans
+
+        return Plans(self)
+
+    @cached_property
+    def addons(self) -> Addons:
+        from billingkit.facade.addons import Addons
+
+        return Addons(self)
+
+    @cached_property
+    def prices(self) -> Prices:
+        from billingkit.facade.prices import Prices
+
+        return Prices(self)
+
+    @cached_property
+    def price_units(self) -> PriceUnits:
+        from billingkit.facade.price_units import PriceUnits
+
+        return PriceUnits(self)
+
+    @cached_property
+    def groups(self) -> Groups:
+        from billingkit.facade.groups import Groups
+
+        return Groups(self)
+
+    @cached_property
+    def meters(self) -> Meters:
+        from billingkit.facade.meters import Meters
+
+        return Meters(self)
+
+    @cached_property
+    def features(self) -> Features:
+        from billingkit.facade.features import Features
+
+        return Features(self)
+
+    @cached_property
+    def entitlements(self) -> Entitlements:
+        from billingkit.facade.entitlements import Entitlements
+
+        return Entitlements(self)
+
+    @cached_property
+    def credit_grants(self) -> CreditGrants:
+        from billingkit.facade.credit_grants import CreditGrants
+
+        return CreditGrants(self)
+
+    @cached_property
+    def coupons(self) -> Coupons:
+        from billingkit.facade.coupons import Coupons
+
+        return Coupons(self)
+
+    @cached_property
+    def tax_rates(self) -> TaxRates:
+        from billingkit.facade.tax_rates import TaxRates
+
+        return TaxRates(self)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

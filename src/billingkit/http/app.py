@@ -7,7 +7,21 @@ from fastapi import FastAPI
 from billingkit.facade import Billing
 from billingkit.http.errors import install_error_handlers
 from billingkit.http.limits import BodySizeLimit
-from billingkit.http.routes import access, customers
+from billingkit.http.routes import (
+    access,
+    addons,
+    coupons,
+    credit_grants,
+    customers,
+    entitlements,
+    features,
+    groups,
+    meters,
+    plans,
+    price_units,
+    prices,
+    tax_rates,
+)
 
 __all__ = ["build_app"]
 
@@ -24,7 +38,9 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     )
     app.state.billing = billing
     install_error_handlers(app)
-    for module in (customers, access):
+    # price_units before prices: "/prices/units" must not be taken for a price id.
+    routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
+    for module in (*routers, entitlements, credit_grants, coupons, tax_rates):
         app.include_router(module.router, prefix="/v1")
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app

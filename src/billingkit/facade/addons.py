@@ -1,0 +1,12 @@
+"""``scoped.addons``."""
+
+from __future__ import annotations
+
+from billingkit.facade.scoped import Scoped
+
+__all__ = ["Addons"]
+
+
+class Addons:
+    def __init__(self, scoped: Scoped) -> None:
+        self._s = scoped

@@ -1,0 +1,12 @@
+"""``scoped.entitlements``."""
+
+from __future__ import annotations
+
+from billingkit.facade.scoped import Scoped
+
+__all__ = ["Entitlements"]
+
+
+class Entitlements:
+    def __init__(self, scoped: Scoped) -> None:
+        self._s = scoped

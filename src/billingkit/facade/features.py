@@ -1,0 +1,12 @@
+"""``scoped.features``."""
+
+from __future__ import annotations
+
+from billingkit.facade.scoped import Scoped
+
+__all__ = ["Features"]
+
+
+class Features:
+    def __init__(self, scoped: Scoped) -> None:
+        self._s = scoped

@@ -1,0 +1,12 @@
+"""``scoped.plans``."""
+
+from __future__ import annotations
+
+from billingkit.facade.scoped import Scoped
+
+__all__ = ["Plans"]
+
+
+class Plans:
+    def __init__(self, scoped: Scoped) -> None:
+        self._s = scoped

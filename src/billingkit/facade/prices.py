@@ -1,0 +1,12 @@
+"""``scoped.prices``."""
+
+from __future__ import annotations
+
+from billingkit.facade.scoped import Scoped
+
+__all__ = ["Prices"]
+
+
+class Prices:
+    def __init__(self, scoped: Scoped) -> None:
+        self._s = scoped

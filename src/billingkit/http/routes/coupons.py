@@ -1,0 +1,7 @@
+"""``/v1/coupons``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(prefix="/coupons", tags=["coupons"])

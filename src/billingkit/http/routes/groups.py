@@ -1,0 +1,7 @@
+"""``/v1/groups``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(prefix="/groups", tags=["groups"])

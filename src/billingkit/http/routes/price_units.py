@@ -1,0 +1,7 @@
+"""``/v1/prices/units``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(prefix="/prices/units", tags=["price units"])

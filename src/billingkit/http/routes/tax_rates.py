@@ -1,0 +1,61 @@
+"""``/v1/taxes/rates``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+
+from billingkit.domain.catalog import TaxRateScope
+from billingkit.domain.resources import Status
+from billingkit.http.auth import EnvCaller
+from billingkit.http.params import Limit, Offset, Order, StatusParam, csv_list, sort_by
+from billingkit.services.tax_rates import TaxRateCreate, TaxRateSearch, TaxRateUpdate
+
+router = APIRouter(prefix="/taxes/rates", tags=["tax rates"])
+
+
+@router.post("", status_code=201)
+def create_tax_rate(caller: EnvCaller, body: TaxRateCreate) -> dict[str, Any]:
+    return caller.tax_rates.create(body).to_dict()
+
+
+@router.get("")
+def list_tax_rates(
+    caller: EnvCaller,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    order: Order = "desc",
+    sort: Annotated[str | None, Query(max_length=100)] = None,
+    status: StatusParam = Status.PUBLISHED,
+    scope: TaxRateScope | None = None,
+    taxrate_ids: Annotated[list[str] | None, Query()] = None,
+    taxrate_codes: Annotated[list[str] | None, Query()] = None,
+) -> dict[str, Any]:
+    search = TaxRateSearch(
+        limit=limit,
+        offset=offset,
+        order=order,
+        sort=sort_by(sort, order),
+        status=status,
+        scope=scope,
+        tax_rate_ids=csv_list(taxrate_ids),
+        tax_rate_codes=csv_list(taxrate_codes),
+    )
+    return caller.tax_rates.list(search).to_dict()
+
+
+@router.get("/{tax_rate_id}")
+def get_tax_rate(caller: EnvCaller, tax_rate_id: str) -> dict[str, Any]:
+    return caller.tax_rates.get(tax_rate_id).to_dict()
+
+
+@router.put("/{tax_rate_id}")
+def update_tax_rate(caller: EnvCaller, tax_rate_id: str, body: TaxRateUpdate) -> dict[str, Any]:
+    return caller.tax_rates.update(tax_rate_id, body).to_dict()
+
+
+@router.delete("/{tax_rate_id}", status_code=204)
+def delete_tax_rate(caller: EnvCaller, tax_rate_id: str) -> Response:
+    caller.tax_rates.delete(tax_rate_id)
+    return Response(status_code=204)

@@ -1,0 +1,109 @@
+"""Tax rates: create, read, update, archive, list and search.
+
+Rules: ``code`` is unique among live tax rates of an environment; a percentage rate has
+0 <= ``percentage_value`` <= 100 and a fixed rate ``fixed_value`` >= 0 (the core's
+:class:`~billingkit.domain.taxes.TaxRate` rules); the type and value are fixed at creation (an invoice
+already taxed at a rate must stay explainable), so a different rate is a new tax rate.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from billingkit.domain.access import Action
+from billingkit.domain.catalog import TaxRate, TaxRateScope, TaxRateStatus, TaxRateType, check_tax_rate
+from billingkit.domain.queries import Filter, Op, Page
+from billingkit.domain.validation import DecimalText, InputModel, Metadata, NonEmptyStr
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
+from billingkit.services.search import SearchRequest
+
+__all__ = [
+    "TaxRateCreate",
+    "TaxRateSearch",
+    "TaxRateUpdate",
+    "create_tax_rate",
+    "delete_tax_rate",
+    "get_tax_rate",
+    "list_tax_rates",
+    "update_tax_rate",
+]
+
+ENTITY = "tax_rate"
+LABEL = "tax rate"
+Name = Annotated[NonEmptyStr, Field(max_length=255)]
+Code = Annotated[NonEmptyStr, Field(max_length=64)]
+
+
+class TaxRateCreate(InputModel):
+    name: Name
+    code: Code
+    tax_rate_type: TaxRateType = TaxRateType.PERCENTAGE
+    percentage_value: DecimalText | None = None
+    fixed_value: DecimalText | None = None
+    description: str | None = None
+    scope: TaxRateScope = TaxRateScope.INTERNAL
+    metadata: Metadata = {}
+
+
+class TaxRateUpdate(PartialUpdate):
+    required = frozenset({"name", "code", "tax_rate_status", "metadata"})
+
+    name: Name | None = None
+    code: Code | None = None
+    description: str | None = None
+    tax_rate_status: TaxRateStatus | None = None
+    metadata: Metadata | None = None
+
+
+class TaxRateSearch(SearchRequest):
+    tax_rate_ids: list[str] | None = None
+    tax_rate_codes: list[str] | None = None
+    scope: TaxRateScope | None = None
+    tax_rate_status: TaxRateStatus | None = None
+
+    def extra_filters(self) -> list[Filter]:
+        out: list[Filter] = []
+        if self.tax_rate_ids:
+            out.append(Filter("id", Op.IN, self.tax_rate_ids))
+        if self.tax_rate_codes:
+            out.append(Filter("code", Op.IN, self.tax_rate_codes))
+        if self.scope:
+            out.append(Filter("scope", Op.EQ, self.scope.value))
+        if self.tax_rate_status:
+            out.append(Filter("tax_rate_status", Op.EQ, self.tax_rate_status.value))
+        return out
+
+
+def create_tax_rate(uow: UnitOfWork, ctx: Context, *, data: TaxRateCreate) -> TaxRate:
+    """Create a tax rate; ``AlreadyExists`` when a live rate has the code."""
+    ctx.require(ENTITY, Action.WRITE)
+    rate = build(TaxRate, {**new_fields(ctx, "taxrate"), **data.model_dump()}, check_tax_rate)
+    return uow.tax_rates.add(rate)
+
+
+def get_tax_rate(uow: UnitOfWork, ctx: Context, *, tax_rate_id: str) -> TaxRate:
+    ctx.require(ENTITY, Action.READ)
+    return get_live(uow.tax_rates, LABEL, tax_rate_id)
+
+
+def update_tax_rate(uow: UnitOfWork, ctx: Context, *, tax_rate_id: str, data: TaxRateUpdate) -> TaxRate:
+    ctx.require(ENTITY, Action.WRITE)
+    current = get_live(uow.tax_rates, LABEL, tax_rate_id)
+    changes = data.changes()
+    if not changes:
+        return current
+    return uow.tax_rates.update(update_fields(current, changes, ctx, check_tax_rate))
+
+
+def delete_tax_rate(uow: UnitOfWork, ctx: Context, *, tax_rate_id: str) -> TaxRate:
+    ctx.require(ENTITY, Action.WRITE)
+    return archive(uow.tax_rates, get_live(uow.tax_rates, LABEL, tax_rate_id), ctx)
+
+
+def list_tax_rates(uow: UnitOfWork, ctx: Context, *, search: TaxRateSearch) -> Page[TaxRate]:
+    ctx.require(ENTITY, Action.READ)
+    return uow.tax_rates.list(search.to_query())
