@@ -5,10 +5,12 @@
 Part 1 uses the stored system: a tenant with test and production environments, customers, isolation
 between environments, API keys and the notification events changes record.
 
-Part 2 simulates three months of a usage-priced plan with the pure billing core
-(``billingkit.domain``): billing periods from the customer's anchor, usage aggregated from raw events,
-and invoices assembled with tiered, package and flat prices, a coupon and tax. Subscriptions that
-store these invoices arrive with the subscriptions milestone; the arithmetic is already the real one.
+Part 2 builds an API product's catalogue in the store (meters, a feature, a plan with a flat fee,
+tiered and package usage prices and an entitlement, an add-on, a coupon, a tax rate), then simulates
+three months of it with the pure billing core (``billingkit.domain``): billing periods from the
+customer's anchor, usage aggregated from raw events by the stored meters, and invoices assembled from
+the stored prices, coupon and tax rate. Subscriptions that store these invoices arrive with the
+subscriptions milestone; the arithmetic is already the real one.
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import pairwise
 
-from billingkit import Billing, NotFound
-from billingkit.domain.coupons import Coupon, CouponAssociation
+from billingkit import Billing, NotFound, Scoped
+from billingkit.domain.catalog import Meter, PlanDetail, Price
+from billingkit.domain.coupons import CouponAssociation
 from billingkit.domain.invoice_lines import LineItemInput
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
 from billingkit.domain.periods import BillingPeriod, BillingSchedule
-from billingkit.domain.pricing import BillingModel, PriceSpec, Tier, TierMode, TransformQuantity
-from billingkit.domain.taxes import TaxRate
-from billingkit.domain.usage import AggregationType, MeterSpec, UsageEvent, aggregate_usage
+from billingkit.domain.usage import UsageEvent, aggregate_usage
 
 
 def main() -> None:
@@ -68,29 +69,92 @@ def main() -> None:
     for event in test.notifications.list().items:
         print(f"  {event.created_at:%H:%M:%S}  {event.event_type:<17} {event.entity_id}")
 
+    simulate_three_months(test)
 
-# -- part 2: three simulated months with the pure core ----------------------------------------
 
-API_CALLS = MeterSpec(event_name="api.request", aggregation=AggregationType.COUNT)
-EMAILS = MeterSpec(event_name="email.sent", aggregation=AggregationType.SUM, field="recipients")
-PLATFORM = PriceSpec(billing_model=BillingModel.FLAT_FEE, amount=Decimal("49.00"), currency="usd")
-API_PRICE = PriceSpec(  # first 1,000 calls at 2c, next 9,000 at 1.5c, the rest at 1c plus a $5 flat
-    billing_model=BillingModel.TIERED,
-    amount=Decimal(0),
-    currency="usd",
-    tier_mode=TierMode.SLAB,
-    tiers=(
-        Tier(1000, Decimal("0.02")),
-        Tier(10000, Decimal("0.015")),
-        Tier(None, Decimal("0.01"), Decimal("5")),
-    ),
-)
-EMAIL_PRICE = PriceSpec(  # $2 per started block of 1,000 recipients
-    billing_model=BillingModel.PACKAGE,
-    amount=Decimal("2.00"),
-    currency="usd",
-    transform_quantity=TransformQuantity(1000),
-)
+# -- part 2: a catalogue, and three simulated months with the pure core ------------------------
+
+
+def build_catalogue(test: Scoped) -> tuple[PlanDetail, dict[str, Meter]]:
+    """The API product: $49/month in advance, API calls on slab tiers and e-mail recipients in
+    packages of 1,000, both billed in arrear; plus an add-on, a welcome coupon and 20% VAT."""
+    calls = test.meters.create(name="API calls", event_name="api.request", aggregation={"type": "COUNT"})
+    emails = test.meters.create(
+        name="E-mail recipients", event_name="email.sent", aggregation={"type": "SUM", "field": "recipients"}
+    )
+    api_access = test.features.create(
+        name="API access", type="metered", meter_id=calls.id, lookup_key="api-access", unit_plural="calls"
+    )
+    monthly = {"currency": "usd", "billing_period": "MONTHLY"}
+    plan = test.plans.create(
+        name="API Pro",
+        lookup_key="api-pro",
+        prices=[
+            {
+                **monthly,
+                "display_name": "Platform fee",
+                "type": "FIXED",
+                "billing_model": "FLAT_FEE",
+                "amount": "49.00",
+                "invoice_cadence": "ADVANCE",
+            },
+            {  # first 1,000 calls at 2c, next 9,000 at 1.5c, the rest at 1c plus a $5 flat
+                **monthly,
+                "display_name": "API calls",
+                "type": "USAGE",
+                "meter_id": calls.id,
+                "invoice_cadence": "ARREAR",
+                "billing_model": "TIERED",
+                "tier_mode": "SLAB",
+                "tiers": [
+                    {"up_to": 1000, "unit_amount": "0.02"},
+                    {"up_to": 10000, "unit_amount": "0.015"},
+                    {"up_to": None, "unit_amount": "0.01", "flat_amount": "5"},
+                ],
+            },
+            {  # $2 per started block of 1,000 recipients
+                **monthly,
+                "display_name": "E-mail recipients",
+                "type": "USAGE",
+                "meter_id": emails.id,
+                "invoice_cadence": "ARREAR",
+                "billing_model": "PACKAGE",
+                "amount": "2.00",
+                "transform_quantity": {"divide_by": 1000},
+            },
+        ],
+        entitlements=[
+            {"feature_id": api_access.id, "usage_limit": 1_000_000, "usage_reset_period": "MONTHLY"}
+        ],
+    )
+    test.addons.create(
+        name="Priority support",
+        lookup_key="priority-support",
+        prices=[
+            {
+                **monthly,
+                "type": "FIXED",
+                "billing_model": "FLAT_FEE",
+                "amount": "99",
+                "invoice_cadence": "ADVANCE",
+            }
+        ],
+    )
+    test.coupons.create(
+        name="Welcome 10%",
+        coupon_code="WELCOME10",
+        type="percentage",
+        cadence="repeated",
+        percentage_off="10",
+        duration_in_periods=2,
+    )
+    test.tax_rates.create(name="VAT", code="VAT20", percentage_value="20")
+    print(f"\ncatalogue: plan {plan.name!r} ({plan.id})")
+    for price in plan.prices:
+        shown = f"{len(price.tiers or ())} tiers" if price.tiers else price.to_dict()["display_amount"]
+        print(f"  {price.display_name:<18} {price.type.value:<5} {price.billing_model.value:<8} {shown}")
+    print(f"  entitlement: {api_access.name} up to {plan.entitlements[0].usage_limit:,} calls a month")
+    return plan, {calls.id: calls, emails.id: emails}
 
 
 def simulated_events(start: datetime, end: datetime, seed: int = 7) -> list[UsageEvent]:
@@ -127,25 +191,34 @@ def print_invoice(number: int, draft: InvoiceDraft) -> None:
     print(f"  {'amount due':<47}{draft.amount_due:>9}")
 
 
-def simulate_three_months() -> None:
+def _line(price: Price, quantity: Decimal | None = None) -> LineItemInput:
+    return LineItemInput(
+        price.id,
+        price.to_spec(),
+        price.type.value,
+        price.invoice_cadence.value,
+        display_name=price.display_name or price.id,
+        quantity=quantity,
+    )
+
+
+def simulate_three_months(test: Scoped) -> None:
+    plan, meters = build_catalogue(test)
     start = datetime(2026, 1, 31, 10, 0, tzinfo=UTC)  # anchored on the 31st: Feb clamps, Mar restores
     schedule = BillingSchedule.for_start(start, period=BillingPeriod.MONTHLY, timezone="Europe/London")
     periods = schedule.periods(start, start + timedelta(days=85))
     events = simulated_events(start, periods[-1].end)
-    welcome = CouponAssociation(
-        "ca_welcome",
-        Coupon("cpn_welcome", "percentage", "repeated", percentage_off=Decimal(10), duration_in_periods=2),
-        start,
-    )
-    vat = TaxRate("tax_vat", "percentage", percentage_value=Decimal(20))
-    print("\nsimulated plan 'API Pro': $49/month in advance, tiered API calls, e-mail packages")
+    welcome = CouponAssociation("ca_welcome", test.coupons.get_by_code("WELCOME10").to_core(), start)
+    vat = test.tax_rates.list(tax_rate_codes=["VAT20"]).items[0].to_core()
+    fixed = [p for p in plan.prices if p.meter_id is None]
+    usage = [p for p in plan.prices if p.meter_id is not None]
     opening = assemble_invoice(
         InvoiceRequest(
             currency="usd",
             reference_point="period_start",
             period_start=periods[0].start,
             period_end=periods[0].end,
-            lines=(LineItemInput("li_platform", PLATFORM, "FIXED", "ADVANCE", display_name="Platform fee"),),
+            lines=tuple(_line(p) for p in fixed),
             coupons=(welcome,),
             tax_rates=(vat,),
             as_of=periods[0].start,
@@ -153,15 +226,12 @@ def simulate_three_months() -> None:
     )
     print_invoice(1, opening)
     for number, (period, following) in enumerate(pairwise(periods), start=2):
-        calls = aggregate_usage(API_CALLS, events, start=period.start, end=period.end).value
-        emails = aggregate_usage(EMAILS, events, start=period.start, end=period.end).value
-        lines = (
-            LineItemInput("li_platform", PLATFORM, "FIXED", "ADVANCE", display_name="Platform fee"),
-            LineItemInput("li_api", API_PRICE, "USAGE", "ARREAR", display_name="API calls", quantity=calls),
-            LineItemInput(
-                "li_email", EMAIL_PRICE, "USAGE", "ARREAR", display_name="E-mail recipients", quantity=emails
-            ),
-        )
+        lines = [_line(p) for p in fixed]
+        for price in usage:
+            assert price.meter_id is not None
+            meter = meters[price.meter_id].to_spec()
+            quantity = aggregate_usage(meter, events, start=period.start, end=period.end).value
+            lines.append(_line(price, quantity))
         draft = assemble_invoice(
             InvoiceRequest(
                 currency="usd",
@@ -169,7 +239,7 @@ def simulate_three_months() -> None:
                 period_start=period.start,
                 period_end=period.end,
                 next_period_end=following.end,
-                lines=lines,
+                lines=tuple(lines),
                 # The coupon has been used on the number - 1 invoices before this one.
                 coupons=(replace(welcome, applications=number - 1),),
                 tax_rates=(vat,),
@@ -181,4 +251,3 @@ def simulate_three_months() -> None:
 
 if __name__ == "__main__":
     main()
-    simulate_three_months()

@@ -59,7 +59,7 @@ def postgres_url() -> Iterator[str]:
     admin.dispose()
 
 
-_PG_TABLES = ", ".join(t.name for t in metadata.sorted_tables)
+_PG_EMPTY = "; ".join(f"DELETE FROM {t.name}" for t in reversed(metadata.sorted_tables))
 
 
 def make_storage(kind: str, request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -73,7 +73,8 @@ def make_storage(kind: str, request: pytest.FixtureRequest, tmp_path: Path):  # 
     url = request.getfixturevalue("postgres_url")
     storage = SqlStorage.from_url(url, migrate=False)
     with storage.engine.begin() as conn:
-        conn.exec_driver_sql(f"TRUNCATE {_PG_TABLES}")
+        # DELETE beats TRUNCATE on a few rows: TRUNCATE replaces every table's files.
+        conn.exec_driver_sql(_PG_EMPTY)
     return storage
 
 
@@ -104,8 +105,25 @@ def billing(storage, clock):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def setup(billing):  # type: ignore[no-untyped-def]
-    """A tenant with an owner (password ``correct horse``) and test/production environments."""
-    return billing.bootstrap(
-        tenant_name="Acme", owner_email="owner@acme.test", owner_password="correct horse"
-    )
+def owner_password():  # type: ignore[no-untyped-def]
+    """No owner password by default (hashing one is deliberately slow); login tests override this."""
+    return None
+
+
+@pytest.fixture
+def setup(billing, owner_password):  # type: ignore[no-untyped-def]
+    """A tenant with an owner and test/production environments."""
+    return billing.bootstrap(tenant_name="Acme", owner_email="owner@acme.test", owner_password=owner_password)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cheap_password_hashing() -> Iterator[tuple[int, int, int]]:
+    """Every bootstrap hashes the owner's password; at production cost (scrypt n=2**14, ~50 ms)
+    that dominated the suite. Hashes record their own parameters, so verification is unchanged;
+    yields the production parameters, which tests/unit/test_foundation_values.py checks."""
+    from billingkit.domain import credentials
+
+    production = credentials._SCRYPT
+    credentials._SCRYPT = (2**4, 8, 1)
+    yield production
+    credentials._SCRYPT = production

@@ -20,6 +20,10 @@ def test_quickstart_prints_the_expected_invoices() -> None:
     out = done.stdout
     assert "2 customers in test" in out
     assert "production cannot see test data: not_found" in out
+    # The catalogue is built in the store first; the invoices below are computed from it.
+    assert "catalogue: plan 'API Pro'" in out
+    assert "API calls          USAGE TIERED   3 tiers" in out
+    assert "E-mail recipients  USAGE PACKAGE  $2.00" in out
     # Invoice 2, with the arithmetic:
     #   API calls, SLAB: 1000*0.02 + 9000*0.015 + 55864*0.01 + 5 flat = 718.64
     #   e-mail, PACKAGE: ceil(149232 / 1000) = 150 packages * 2.00 = 300.00

@@ -25,6 +25,11 @@ from billingkit.storage.memory import MemoryStorage
 from billingkit.storage.sql import SqlStorage
 
 
+@pytest.fixture
+def owner_password() -> str:
+    return "correct horse"
+
+
 def test_bootstrap_creates_tenant_environments_owner_and_keys(
     billing: Billing, setup: BootstrapResult
 ) -> None:

@@ -75,3 +75,8 @@ def test_parse_enum_names_the_field_and_the_allowed_values() -> None:
     assert info.value.field == "billing_cycle"
     assert info.value.details["allowed_values"] == ["anniversary", "calendar"]
     assert "lunar" in info.value.message
+
+
+def test_passwords_are_hashed_at_production_cost(cheap_password_hashing: tuple[int, int, int]) -> None:
+    # The suite hashes cheaply (see tests/conftest.py); what ships is scrypt n=2**14, r=8, p=1.
+    assert cheap_password_hashing == (2**14, 8, 1)

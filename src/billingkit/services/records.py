@@ -14,9 +14,23 @@ from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import Repository
 from billingkit.services.context import Context
 
-__all__ = ["PartialUpdate", "archive", "build", "get_live", "live", "new_fields", "update_fields"]
+__all__ = [
+    "COMMON_FIELDS",
+    "PartialUpdate",
+    "archive",
+    "build",
+    "get_live",
+    "live",
+    "new_fields",
+    "update_fields",
+]
 
 R = TypeVar("R", bound=Record)
+
+#: Fields every stored resource has, which a copy never takes from its source.
+COMMON_FIELDS = frozenset(
+    {"id", "tenant_id", "environment_id", "status", "created_at", "updated_at", "created_by", "updated_by"}
+)
 
 
 class PartialUpdate(InputModel):

@@ -6,7 +6,7 @@ fields (a USAGE price needs a meter, a metered feature needs a meter, ...) are p
 catalogue accepts is exactly a price the core can compute.
 """
 
-from billingkit.domain.catalog.coupons import Coupon, CouponCadence, CouponType, check_coupon
+from billingkit.domain.catalog.coupons import MAX_REDEMPTIONS, Coupon, CouponCadence, CouponType, check_coupon
 from billingkit.domain.catalog.credit_grants import (
     CreditGrant,
     CreditGrantCadence,
@@ -43,7 +43,7 @@ from billingkit.domain.catalog.meters import (
     ResetUsage,
     check_meter,
 )
-from billingkit.domain.catalog.plans import Addon, Plan
+from billingkit.domain.catalog.plans import Addon, AddonDetail, Plan, PlanDetail
 from billingkit.domain.catalog.price_units import PriceUnit
 from billingkit.domain.catalog.prices import (
     CRITICAL_PRICE_FIELDS,
@@ -68,7 +68,9 @@ from billingkit.domain.catalog.tax_rates import (
 
 __all__ = [
     "CRITICAL_PRICE_FIELDS",
+    "MAX_REDEMPTIONS",
     "Addon",
+    "AddonDetail",
     "AlertCondition",
     "AlertSettings",
     "AlertThreshold",
@@ -97,6 +99,7 @@ __all__ = [
     "MeterAggregation",
     "MeterFilterValue",
     "Plan",
+    "PlanDetail",
     "Price",
     "PriceEntityType",
     "PriceTier",

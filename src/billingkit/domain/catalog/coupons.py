@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from billingkit.domain import coupons as core
 from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.validation import UtcDatetime
 from billingkit.errors import ValidationError
 
 __all__ = ["MAX_REDEMPTIONS", "Coupon", "CouponCadence", "CouponType", "check_coupon"]
@@ -43,8 +43,8 @@ class Coupon(EnvironmentResource):
     duration_in_periods: int | None = None
     max_redemptions: int | None = None
     total_redemptions: int = 0
-    redeem_after: datetime | None = None
-    redeem_before: datetime | None = None
+    redeem_after: UtcDatetime | None = None
+    redeem_before: UtcDatetime | None = None
     rules: dict[str, Any] | None = None
     metadata: dict[str, str] = {}
 

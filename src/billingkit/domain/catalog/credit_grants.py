@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.validation import UtcDatetime
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -81,9 +81,9 @@ class CreditGrant(EnvironmentResource):
     priority: int | None = None
     conversion_rate: Decimal | None = None
     topup_conversion_rate: Decimal | None = None
-    credit_grant_anchor: datetime | None = None
-    start_date: datetime | None = None
-    end_date: datetime | None = None
+    credit_grant_anchor: UtcDatetime | None = None
+    start_date: UtcDatetime | None = None
+    end_date: UtcDatetime | None = None
     metadata: dict[str, str] = {}
 
     def __repr__(self) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from billingkit.domain.catalog.features import FeatureType
 from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.validation import UtcDatetime
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -88,8 +88,8 @@ class Entitlement(EnvironmentResource):
     grant_allocation_behavior: EntitlementGrantAllocation | None = None
     parent_entitlement_id: str | None = None
     display_order: int = 0
-    start_date: datetime | None = None
-    end_date: datetime | None = None
+    start_date: UtcDatetime | None = None
+    end_date: UtcDatetime | None = None
 
     def __repr__(self) -> str:
         return f"<Entitlement {self.id} {self.feature_id} on {self.entity_type.value} {self.entity_id}>"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from billingkit.domain.catalog.credit_grants import CreditGrant
+from billingkit.domain.catalog.entitlements import Entitlement
+from billingkit.domain.catalog.prices import Price
 from billingkit.domain.resources import EnvironmentResource
 
-__all__ = ["Addon", "Plan"]
+__all__ = ["Addon", "AddonDetail", "Plan", "PlanDetail"]
 
 
 class Plan(EnvironmentResource):
@@ -39,3 +42,41 @@ class Addon(EnvironmentResource):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def _with_items(data: dict[str, Any], owner: PlanDetail | AddonDetail) -> dict[str, Any]:
+    data["prices"] = [price.to_dict() for price in owner.prices]
+    data["entitlements"] = [item.to_dict() for item in owner.entitlements]
+    data["credit_grants"] = [grant.to_dict() for grant in owner.credit_grants]
+    return data
+
+
+class PlanDetail(Plan):
+    """A plan as reads return it: with its live prices, entitlements and credit grants (those are
+    separate resources; the plan row does not store them)."""
+
+    prices: tuple[Price, ...] = ()
+    entitlements: tuple[Entitlement, ...] = ()
+    credit_grants: tuple[CreditGrant, ...] = ()
+
+    def plan(self) -> Plan:
+        """The stored plan without its items."""
+        return Plan.model_validate(self.model_dump(include=set(Plan.model_fields)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_items(self.plan().to_dict(), self)
+
+
+class AddonDetail(Addon):
+    """An add-on with its live prices, entitlements and credit grants."""
+
+    prices: tuple[Price, ...] = ()
+    entitlements: tuple[Entitlement, ...] = ()
+    credit_grants: tuple[CreditGrant, ...] = ()
+
+    def addon(self) -> Addon:
+        """The stored add-on without its items."""
+        return Addon.model_validate(self.model_dump(include=set(Addon.model_fields)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_items(self.addon().to_dict(), self)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from billingkit.domain.periods import BillingPeriod
 from billingkit.domain.pricing import BillingModel, PriceSpec, Tier, TierMode, TransformQuantity
 from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.validation import UtcDatetime
 from billingkit.errors import ValidationError
 
 __all__ = [
@@ -128,8 +129,8 @@ class Price(EnvironmentResource):
     group_id: str | None = None
     parent_price_id: str | None = None
     sequence: int = 1
-    start_date: datetime | None = None
-    end_date: datetime | None = None
+    start_date: UtcDatetime | None = None
+    end_date: UtcDatetime | None = None
     price_unit_type: PriceUnitType = PriceUnitType.FIAT
     price_unit_id: str | None = None
     price_unit: str | None = None
@@ -157,10 +158,7 @@ class Price(EnvironmentResource):
             amount=(self.price_unit_amount or Decimal(0)) if custom else self.amount,
             currency=self.currency,
             tier_mode=self.tier_mode,
-            tiers=tuple(
-                Tier(up_to=t.up_to, unit_amount=t.unit_amount, flat_amount=t.flat_amount or Decimal(0))
-                for t in tiers or ()
-            ),
+            tiers=tuple(_core_tier(index, t) for index, t in enumerate(tiers or ())),
             transform_quantity=(
                 TransformQuantity(divide_by=transform.divide_by, round=transform.round)  # type: ignore[arg-type]
                 if transform is not None and self.billing_model is BillingModel.PACKAGE
@@ -177,6 +175,16 @@ class Price(EnvironmentResource):
             f"{self.price_unit_amount} {self.price_unit}" if self.price_unit_amount is not None else None
         )
         return data
+
+
+def _core_tier(index: int, tier: PriceTier) -> Tier:
+    try:
+        return Tier(
+            up_to=tier.up_to, unit_amount=tier.unit_amount, flat_amount=tier.flat_amount or Decimal(0)
+        )
+    except ValidationError as exc:
+        name = f"tiers[{index}].{exc.field}" if exc.field else f"tiers[{index}]"
+        raise ValidationError(exc.message.replace(exc.field or "", name, 1), field=name) from None
 
 
 def display_amount(amount: Decimal, currency: str) -> str:

@@ -2,6 +2,78 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from billingkit.domain.resources import Status
+from billingkit.http.auth import EnvCaller
+from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success, whole_list
+from billingkit.services.addons import AddonCreate, AddonSearch, AddonUpdate
 
 router = APIRouter(prefix="/addons", tags=["add-ons"])
+
+
+@router.post("", status_code=201)
+def create_addon(caller: EnvCaller, body: AddonCreate) -> dict[str, Any]:
+    return caller.addons.create(body).to_dict()
+
+
+@router.get("")
+def list_addons(
+    caller: EnvCaller,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    order: Order = "desc",
+    sort: SortField = None,
+    status: StatusParam = Status.PUBLISHED,
+    lookup_keys: Annotated[list[str] | None, Query()] = None,
+    expand: Expand = None,
+) -> dict[str, Any]:
+    search = AddonSearch(
+        limit=limit,
+        offset=offset,
+        order=order,
+        sort=sort_by(sort, order),
+        status=status,
+        lookup_keys=csv_list(lookup_keys),
+        expand=expand,
+    )
+    return caller.addons.list(search).to_dict()
+
+
+@router.post("/search")
+def search_addons(caller: EnvCaller, body: AddonSearch) -> dict[str, Any]:
+    return caller.addons.search(body).to_dict()
+
+
+@router.get("/lookup/{lookup_key}")
+def get_addon_by_lookup_key(caller: EnvCaller, lookup_key: str) -> dict[str, Any]:
+    return caller.addons.get_by_lookup_key(lookup_key).to_dict()
+
+
+@router.get("/{addon_id}")
+def get_addon(caller: EnvCaller, addon_id: str) -> dict[str, Any]:
+    return caller.addons.get(addon_id).to_dict()
+
+
+@router.put("/{addon_id}")
+def update_addon(caller: EnvCaller, addon_id: str, body: AddonUpdate) -> dict[str, Any]:
+    return caller.addons.update(addon_id, body).to_dict()
+
+
+@router.delete("/{addon_id}")
+def delete_addon(caller: EnvCaller, addon_id: str) -> dict[str, str]:
+    caller.addons.delete(addon_id)
+    return success("add-on deleted successfully")
+
+
+@router.get("/{addon_id}/entitlements")
+def addon_entitlements(caller: EnvCaller, addon_id: str) -> dict[str, Any]:
+    return whole_list(caller.addons.entitlements(addon_id))
+
+
+@router.get("/{addon_id}/creditgrants")
+def addon_credit_grants(caller: EnvCaller, addon_id: str) -> dict[str, Any]:
+    return whole_list(caller.addons.credit_grants(addon_id))

@@ -1,7 +1,68 @@
-"""``/v1/prices/units``."""
+"""``/v1/prices/units`` (registered before ``/v1/prices`` so ``units`` is not taken for a price id)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from billingkit.domain.resources import Status
+from billingkit.http.auth import EnvCaller
+from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.services.price_units import PriceUnitCreate, PriceUnitSearch, PriceUnitUpdate
 
 router = APIRouter(prefix="/prices/units", tags=["price units"])
+
+
+@router.post("", status_code=201)
+def create_price_unit(caller: EnvCaller, body: PriceUnitCreate) -> dict[str, Any]:
+    return caller.price_units.create(body).to_dict()
+
+
+@router.get("")
+def list_price_units(
+    caller: EnvCaller,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    order: Order = "desc",
+    sort: SortField = None,
+    status: StatusParam = Status.PUBLISHED,
+    price_unit_ids: Annotated[list[str] | None, Query()] = None,
+    codes: Annotated[list[str] | None, Query()] = None,
+) -> dict[str, Any]:
+    search = PriceUnitSearch(
+        limit=limit,
+        offset=offset,
+        order=order,
+        sort=sort_by(sort, order),
+        status=status,
+        price_unit_ids=csv_list(price_unit_ids),
+        codes=csv_list(codes),
+    )
+    return caller.price_units.list(search).to_dict()
+
+
+@router.post("/search")
+def search_price_units(caller: EnvCaller, body: PriceUnitSearch) -> dict[str, Any]:
+    return caller.price_units.search(body).to_dict()
+
+
+@router.get("/code/{code}")
+def get_price_unit_by_code(caller: EnvCaller, code: str) -> dict[str, Any]:
+    return caller.price_units.get_by_code(code).to_dict()
+
+
+@router.get("/{price_unit_id}")
+def get_price_unit(caller: EnvCaller, price_unit_id: str) -> dict[str, Any]:
+    return caller.price_units.get(price_unit_id).to_dict()
+
+
+@router.put("/{price_unit_id}")
+def update_price_unit(caller: EnvCaller, price_unit_id: str, body: PriceUnitUpdate) -> dict[str, Any]:
+    return caller.price_units.update(price_unit_id, body).to_dict()
+
+
+@router.delete("/{price_unit_id}")
+def delete_price_unit(caller: EnvCaller, price_unit_id: str) -> dict[str, Any]:
+    caller.price_units.delete(price_unit_id)
+    return {"message": "price unit deleted successfully"}
