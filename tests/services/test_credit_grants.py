@@ -20,7 +20,7 @@ from billingkit.services.credit_grants import (
     copy_credit_grant,
     credit_grants_of,
 )
-from billingkit.testing.contracts.storage import sample
+from tests.services.conftest import stored
 
 
 @dataclass
@@ -32,11 +32,7 @@ class Owners:
 
 
 def _add(billing: Billing, tenant_id: str, env_id: str, kind: str, **fields: Any) -> str:
-    item = sample(kind, tenant_id, env_id, **fields)
-    with billing.storage.unit_of_work(tenant_id, env_id) as uow:
-        getattr(uow, kind).add(item)
-        uow.commit()
-    return str(item.id)
+    return str(stored(billing.scope(tenant_id, env_id), kind, **fields).id)
 
 
 @pytest.fixture

@@ -14,18 +14,9 @@ from billingkit.domain.catalog import Price, PriceEntityType, PriceTier, PriceTr
 from billingkit.domain.pricing import price_quantity
 from billingkit.services import prices as svc
 from billingkit.services.access import BootstrapResult
-from billingkit.testing.contracts.storage import sample
+from tests.services.conftest import stored
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)  # the clock fixture's start
-
-
-def stored(scoped: Scoped, kind: str, **fields: Any) -> Any:
-    """A live resource of ``kind`` written straight to storage (owners, meters, groups)."""
-    item = sample(kind, scoped.tenant_id, str(scoped.environment_id), **fields)
-    with scoped.billing.storage.unit_of_work(scoped.tenant_id, scoped.environment_id) as uow:
-        getattr(uow, kind).add(item)
-        uow.commit()
-    return item
 
 
 @pytest.fixture
