@@ -86,6 +86,14 @@ def test_plan_routes(client: TestClient, test_key: dict[str, str]) -> None:
         ),
         ({"name": "P", "prices": [{**FLAT, "billing_period": "FORTNIGHTLY"}]}, "prices[0].billing_period"),
         ({"name": "P", "entitlements": [{"feature_id": "feat_nope"}]}, "entitlements[0].feature_id"),
+        # Integers beyond what a database integer column holds are refused up front, not a 500.
+        ({"name": "P", "display_order": 2**40}, "display_order"),
+        (
+            {"name": "P", "prices": [{**FLAT, "billing_period_count": 2**40}]},
+            "prices[0].billing_period_count",
+        ),
+        ({"name": "P", "prices": [{**FLAT, "trial_period_days": 2**40}]}, "prices[0].trial_period_days"),
+        ({"name": "x" * 256}, "name"),
     ],
 )
 def test_plan_create_400_names_the_field(

@@ -16,16 +16,18 @@ from typing import Annotated, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pydantic
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from billingkit.domain.money import normalize_currency, parse_decimal
 from billingkit.errors import ValidationError
 
 __all__ = [
+    "INT32_MAX",
     "CurrencyCode",
     "DecimalText",
     "Email",
     "InputModel",
+    "Int32",
     "Metadata",
     "NonEmptyStr",
     "TimeZoneName",
@@ -126,12 +128,6 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-def _non_empty(value: str) -> str:
-    if not value:
-        raise ValueError("must not be empty")
-    return value
-
-
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -159,7 +155,7 @@ def _metadata(value: dict[str, str]) -> dict[str, str]:
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
-NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 Email = Annotated[str, AfterValidator(_email)]
 TimeZoneName = Annotated[str, AfterValidator(_timezone)]
 Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]
@@ -184,3 +180,8 @@ def _currency(value: Any) -> str:
 DecimalText = Annotated[Decimal, BeforeValidator(_exact_decimal)]
 #: A 3-letter ISO currency code, stored lowercase (``"USD"`` -> ``"usd"``).
 CurrencyCode = Annotated[str, BeforeValidator(_currency)]
+
+#: The largest integer a stored integer column holds on every store (PostgreSQL ``integer``).
+INT32_MAX = 2**31 - 1
+#: An integer that fits a stored integer column; larger values are a 400, not a database error.
+Int32 = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]

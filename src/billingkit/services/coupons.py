@@ -19,6 +19,7 @@ from billingkit.domain.access import Action
 from billingkit.domain.catalog import Coupon, CouponCadence, CouponType, check_coupon
 from billingkit.domain.queries import Filter, Op, Page
 from billingkit.domain.validation import (
+    INT32_MAX,
     CurrencyCode,
     DecimalText,
     InputModel,
@@ -53,10 +54,9 @@ __all__ = [
 
 ENTITY = "coupon"
 LABEL = "coupon"
-INT_MAX = 2**31 - 1
 Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Code = Annotated[NonEmptyStr, Field(max_length=255)]
-Int = Annotated[int, Field(ge=-INT_MAX, le=INT_MAX)]
+Int = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]
 
 
 class CouponCreate(InputModel):

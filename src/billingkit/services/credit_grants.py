@@ -25,7 +25,14 @@ from billingkit.domain.catalog import (
 )
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Record, Status
-from billingkit.domain.validation import DecimalText, InputModel, Metadata, NonEmptyStr, UtcDatetime
+from billingkit.domain.validation import (
+    INT32_MAX,
+    DecimalText,
+    InputModel,
+    Metadata,
+    NonEmptyStr,
+    UtcDatetime,
+)
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -49,7 +56,6 @@ __all__ = [
 
 ENTITY = "credit_grant"
 LABEL = "credit grant"
-INT_MAX = 2**31 - 1
 OWNER_FIELDS = {
     CreditGrantScope.PLAN: "plan_id",
     CreditGrantScope.ADDON: "addon_id",
@@ -58,7 +64,7 @@ OWNER_FIELDS = {
 
 Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Id = Annotated[NonEmptyStr, Field(max_length=64)]
-Int = Annotated[int, Field(ge=-INT_MAX, le=INT_MAX)]
+Int = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]
 
 
 class CreditGrantInput(InputModel):

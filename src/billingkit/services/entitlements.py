@@ -31,7 +31,7 @@ from billingkit.domain.catalog import (
 from billingkit.domain.money import parse_decimal
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Record, Status
-from billingkit.domain.validation import InputModel, NonEmptyStr, UtcDatetime
+from billingkit.domain.validation import INT32_MAX, InputModel, NonEmptyStr, UtcDatetime
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -59,7 +59,6 @@ __all__ = [
 
 ENTITY = "entitlement"
 LABEL = "entitlement"
-INT_MAX = 2**31 - 1
 MAX_BULK_ITEMS = 1000
 GRANT_FIELDS = (
     "grant_measure",
@@ -70,8 +69,8 @@ GRANT_FIELDS = (
 )
 
 Id = Annotated[NonEmptyStr, Field(max_length=64)]
-Count = Annotated[int, Field(ge=0, le=INT_MAX)]
-Order = Annotated[int, Field(ge=-INT_MAX, le=INT_MAX)]
+Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
+Order = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]
 
 
 def _whole_quota(value: Any) -> Any:
@@ -88,8 +87,8 @@ def _whole_quota(value: Any) -> Any:
         raise ValueError("must be a whole number")
     if number < 0:
         raise ValueError("must not be negative")
-    if number > INT_MAX:
-        raise ValueError(f"must be at most {INT_MAX}")
+    if number > INT32_MAX:
+        raise ValueError(f"must be at most {INT32_MAX}")
     return int(number)
 
 

@@ -15,7 +15,7 @@ from pydantic import Field
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import CreditGrant, Entitlement, Plan, PlanDetail
 from billingkit.domain.queries import Filter, Op, Page
-from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
+from billingkit.domain.validation import InputModel, Int32, Metadata, NonEmptyStr
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -68,7 +68,7 @@ class PlanCreate(InputModel):
     name: Name
     description: str | None = None
     lookup_key: LookupKey | None = None
-    display_order: int = 0
+    display_order: Int32 = 0
     metadata: Metadata = {}
     prices: list[PriceInput] = []
     entitlements: list[EntitlementInput] = []
@@ -81,7 +81,7 @@ class PlanUpdate(PartialUpdate):
     name: Name | None = None
     description: str | None = None
     lookup_key: LookupKey | None = None
-    display_order: int | None = None
+    display_order: Int32 | None = None
     metadata: Metadata | None = None
 
 
@@ -92,7 +92,7 @@ class PlanClone(InputModel):
     name: Name
     lookup_key: LookupKey
     description: str | None = None
-    display_order: int | None = None
+    display_order: Int32 | None = None
     metadata: Metadata | None = None
 
 

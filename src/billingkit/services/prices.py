@@ -50,11 +50,12 @@ from billingkit.domain.catalog import (
     PriceUnitType,
     check_price,
 )
-from billingkit.domain.periods import BillingPeriod
+from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod
 from billingkit.domain.pricing import BillingModel, QuantityRounding, TierMode
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import (
+    INT32_MAX,
     CurrencyCode,
     DecimalText,
     InputModel,
@@ -169,7 +170,7 @@ class PriceInput(InputModel):
     billing_model: BillingModel
     billing_cadence: BillingCadence = BillingCadence.RECURRING
     billing_period: BillingPeriod
-    billing_period_count: int = 1
+    billing_period_count: Annotated[int, Field(ge=1, le=MAX_PERIOD_COUNT)] = 1
     invoice_cadence: InvoiceCadence
     tier_mode: TierMode | None = None
     tiers: list[PriceTierInput] | None = None
@@ -182,7 +183,7 @@ class PriceInput(InputModel):
     group_id: Annotated[str, Field(max_length=64)] | None = None
     start_date: UtcDatetime | None = None
     end_date: UtcDatetime | None = None
-    trial_period_days: int = 0
+    trial_period_days: Annotated[int, Field(ge=0, le=INT32_MAX)] = 0
     price_unit_type: PriceUnitType = PriceUnitType.FIAT
     price_unit_config: PriceUnitConfigInput | None = None
     metadata: Metadata = {}
