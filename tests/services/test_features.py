@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from billingkit import AlreadyExists, Billing, NotFound, PermissionDenied, Scoped, TestClock, ValidationError
+from billingkit import (
+    AlreadyExists,
+    Billing,
+    InvalidOperation,
+    NotFound,
+    PermissionDenied,
+    Scoped,
+    TestClock,
+    ValidationError,
+)
 from billingkit.domain.access import Actor, Role
 from billingkit.domain.catalog import (
     AlertCondition,
@@ -416,3 +425,14 @@ def test_reader_reads_but_cannot_write(billing: Billing, setup: BootstrapResult,
         with pytest.raises(PermissionDenied):
             call()
     assert test_env.features.get(feature.id) == feature
+
+
+def test_a_feature_granted_by_a_live_entitlement_cannot_be_deleted(test_env: Scoped) -> None:
+    feature = test_env.features.create(name="SSO", type="boolean")
+    plan = test_env.plans.create(name="Enterprise", entitlements=[{"feature_id": feature.id}])
+    with pytest.raises(InvalidOperation) as caught:
+        test_env.features.delete(feature.id)
+    assert caught.value.details["entitlement_id"] == plan.entitlements[0].id
+    assert test_env.features.get(feature.id).status.value == "published"
+    test_env.entitlements.delete(plan.entitlements[0].id)
+    assert test_env.features.delete(feature.id).status.value == "archived"

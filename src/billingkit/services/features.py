@@ -32,7 +32,7 @@ from billingkit.domain.catalog import (
 )
 from billingkit.domain.queries import Filter, ListQuery, Op, Page
 from billingkit.domain.validation import DecimalText, InputModel, Metadata, NonEmptyStr
-from billingkit.errors import ValidationError
+from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.groups import group_details, require_group
@@ -316,9 +316,17 @@ def update_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str, data: Feat
 
 
 def delete_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str) -> Feature:
-    """Archive the feature (it reads as not found afterwards); records ``feature.deleted``."""
+    """Archive the feature (it reads as not found afterwards); records ``feature.deleted``.
+    ``InvalidOperation`` while a live entitlement grants it: delete those first."""
     ctx.require(ENTITY, Action.WRITE)
-    archived = archive(uow.features, get_live(uow.features, LABEL, feature_id), ctx)
+    current = get_live(uow.features, LABEL, feature_id)
+    entitlement = uow.entitlements.find_one(feature_id=feature_id)
+    if entitlement is not None:
+        raise InvalidOperation(
+            f"feature {feature_id} is granted by entitlement {entitlement.id}; delete the entitlement first",
+            details={"entitlement_id": entitlement.id},
+        )
+    archived = archive(uow.features, current, ctx)
     _notify(uow, ctx, "feature.deleted", archived)
     return archived
 
