@@ -29,8 +29,9 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
+from billingkit.domain.usage import UsageEvent
 
-__all__ = ["Clock", "Repository", "Scope", "Storage", "UnitOfWork"]
+__all__ = ["Clock", "EventStore", "Repository", "Scope", "Storage", "UnitOfWork"]
 
 T = TypeVar("T", bound=Record)
 
@@ -69,6 +70,17 @@ class Repository(Protocol[T]):
     def list(self, query: ListQuery) -> Page[T]: ...
 
 
+class EventStore(Protocol):
+    """Usage events of one scope. Events are immutable: an id is stored once and never changes."""
+
+    def insert_new(self, events: Sequence[UsageEvent], ingested_at: datetime) -> set[str]:
+        """Store the events whose id is not stored yet (the first of repeated ids in ``events``
+        wins); return the ids stored by this call. One statement per batch on SQL stores."""
+        ...
+
+    def find(self, event_id: str) -> UsageEvent | None: ...
+
+
 class Scope(Protocol):
     @property
     def tenant_id(self) -> str: ...
@@ -101,6 +113,7 @@ class UnitOfWork(Protocol):
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
+    events: EventStore
 
     def __enter__(self) -> UnitOfWork: ...
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import billingkit
 from billingkit.storage.kinds import KINDS, Level, RepositoryAttributes
-from billingkit.storage.sql.tables import TABLES, metadata
+from billingkit.storage.sql.tables import TABLES, events, metadata
 
 SRC = Path(billingkit.__file__).parent
 THIRD_PARTY_OK_IN_DOMAIN = {"pydantic", "dateutil", "babel", "typing_extensions"}
@@ -129,7 +129,8 @@ def test_import_is_cheap_and_inert() -> None:
 
 def test_every_tenant_owned_table_is_scoped() -> None:
     assert set(TABLES) == set(KINDS), "every kind has a table and vice versa"
-    assert set(RepositoryAttributes.__annotations__) == set(KINDS)
+    # Every kind has a repository; usage events have their own scoped port (EventStore).
+    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events"}
     for name, kind in KINDS.items():
         columns = set(TABLES[name].c.keys())
         if kind.level is not Level.GLOBAL:
@@ -139,4 +140,6 @@ def test_every_tenant_owned_table_is_scoped() -> None:
         common = {"id", "status", "created_at", "updated_at", "created_by", "updated_by"}
         assert common <= columns, name
     known = {t.name for t in TABLES.values()}
-    assert {t.name for t in metadata.sorted_tables} == known
+    assert {t.name for t in metadata.sorted_tables} == known | {"events"}
+    # The events table is keyed by scope: its primary key starts with tenant and environment.
+    assert [c.name for c in events.primary_key.columns] == ["tenant_id", "environment_id", "id"]

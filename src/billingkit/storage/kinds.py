@@ -26,7 +26,7 @@ from billingkit.domain.catalog import (
 from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
-from billingkit.ports import Repository
+from billingkit.ports import EventStore, Repository
 
 __all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique"]
 
@@ -123,3 +123,4 @@ class RepositoryAttributes:
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
+    events: EventStore

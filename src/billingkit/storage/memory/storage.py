@@ -13,9 +13,10 @@ from types import TracebackType
 from typing import Any
 
 from billingkit.domain.access import Account, ApiKey
-from billingkit.domain.resources import Record, Status
+from billingkit.domain.resources import Status
 from billingkit.errors import InvalidOperation
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
+from billingkit.storage.memory.events import MemoryEventStore
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
 __all__ = ["MemoryStorage", "MemoryUnitOfWork"]
@@ -26,6 +27,7 @@ class MemoryStorage:
 
     def __init__(self) -> None:
         self._rows: dict[str, Row] = {name: {} for name in KINDS}
+        self._events: dict[Any, Any] = {}
         self._lock = threading.RLock()
 
     def unit_of_work(
@@ -44,13 +46,17 @@ class MemoryUnitOfWork(RepositoryAttributes):
     def __init__(self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None) -> None:
         self._storage = storage
         self._scope = (tenant_id, environment_id)
-        self._undo: list[tuple[Row, str, Record | None]] = []
+        self._undo: list[tuple[dict[Any, Any], Any, Any]] = []
         self._active = False
         self._repositories: dict[str, MemoryRepository[Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         # Repositories are made on first use so a tenant-only unit of work can still reach
         # tenant-level repositories without an environment.
+        if name == "events":
+            if not self._active:
+                raise InvalidOperation("use the unit of work inside a `with` block")
+            return MemoryEventStore(self._storage._events, self._scope, self._record)
         kind = KINDS.get(name)
         if kind is None:
             raise AttributeError(name)
@@ -70,7 +76,7 @@ class MemoryUnitOfWork(RepositoryAttributes):
         view._record = self._record  # type: ignore[method-assign]
         return view
 
-    def _record(self, rows: Row, key: str, previous: Record | None) -> None:
+    def _record(self, rows: dict[Any, Any], key: Any, previous: Any) -> None:
         self._undo.append((rows, key, previous))
 
     def __enter__(self) -> MemoryUnitOfWork:

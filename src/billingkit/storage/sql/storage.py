@@ -16,6 +16,7 @@ from billingkit.domain.resources import Status
 from billingkit.errors import InternalError, InvalidOperation
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.sql import schema
+from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.mapping import from_row
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
@@ -125,6 +126,8 @@ class SqlUnitOfWork(RepositoryAttributes):
         return self._conn
 
     def __getattr__(self, name: str) -> Any:
+        if name == "events":
+            return SqlEventStore(self.connection, self._scope)
         kind = KINDS.get(name)
         if kind is None:
             raise AttributeError(name)

@@ -367,6 +367,29 @@ tax_rates = Table(
     *_scoped_indexes("tax_rates", unique_live=("code",)),
 )
 
+# Usage events are not catalogue-style resources (no status, no authorship): they are written in
+# batches and aggregated, so they have their own port (billingkit.ports.EventStore).
+events = Table(
+    "events",
+    metadata,
+    Column("tenant_id", String(64), primary_key=True),
+    Column("environment_id", String(64), primary_key=True),
+    Column("id", String(255), primary_key=True),
+    Column("event_name", String(255), nullable=False),
+    Column("external_customer_id", String(255), nullable=False),
+    Column("customer_id", String(64)),
+    Column("timestamp", UtcDateTime(), nullable=False),
+    Column("source", String(255)),
+    _json("properties", nullable=False),
+    Column("ingested_at", UtcDateTime(), nullable=False),
+    # Serves usage: one customer's events of one name in a time window.
+    Index(
+        "ix_events_usage", "tenant_id", "environment_id", "external_customer_id", "event_name", "timestamp"
+    ),
+    # Serves event queries in time order (keyset on timestamp, id).
+    Index("ix_events_time", "tenant_id", "environment_id", "timestamp", "id"),
+)
+
 # kind name (see billingkit.storage.kinds) -> table
 TABLES: dict[str, Table] = {
     "tenants": tenants,

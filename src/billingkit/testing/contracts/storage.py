@@ -423,3 +423,40 @@ class StorageContract:
         with storage.unit_of_work("tenant_q", None) as uow:
             assert uow.tenants.find("tenant_q") is None
             assert uow.environments.list(ListQuery()).total == 0
+
+    # -- usage events --------------------------------------------------------------------------
+    def test_events_are_stored_once_per_id(self, storage: Storage) -> None:
+        from billingkit.domain.usage import UsageEvent
+
+        def event(event_id: str, tokens: str = "1.10") -> UsageEvent:
+            return UsageEvent(
+                event_id, "llm.call", "cust-1", T0, {"tokens": tokens, "model": "m1"}, source="api"
+            )
+
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            # a repeated id inside one batch: the first occurrence wins
+            assert uow.events.insert_new([event("e1"), event("e2"), event("e1", "9")], T0) == {"e1", "e2"}
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.events.insert_new([event("e2", "5"), event("e3")], T0) == {"e3"}
+            assert uow.events.insert_new([], T0) == set()
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            stored = uow.events.find("e1")
+            assert stored == event("e1") and stored is not None and stored.properties["tokens"] == "1.10"
+            assert uow.events.find("e2") == event("e2")
+            assert uow.events.find("missing") is None
+        # the same id in another scope is another event
+        with storage.unit_of_work("tenant_a", "env_b") as uow:
+            assert uow.events.find("e1") is None
+            assert uow.events.insert_new([event("e1")], T0) == {"e1"}
+            uow.commit()
+
+    def test_event_inserts_roll_back(self, storage: Storage) -> None:
+        from billingkit.domain.usage import UsageEvent
+
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.events.insert_new([UsageEvent("e1", "n", "c", T0, {})], T0)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.events.find("e1") is None
+            assert uow.events.insert_new([UsageEvent("e1", "n", "c", T0, {})], T0) == {"e1"}
