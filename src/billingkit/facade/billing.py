@@ -17,6 +17,7 @@ from billingkit.facade.scoped import Scoped
 from billingkit.ports import Clock, Storage, UnitOfWork
 from billingkit.services import access
 from billingkit.services.context import Context
+from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
 __all__ = ["Billing"]
 
@@ -43,6 +44,7 @@ class Billing:
         clock: Clock | None = None,
         *,
         token_secret: bytes | str | None = None,
+        max_bulk_events: int = DEFAULT_MAX_BULK_EVENTS,
     ) -> None:
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
@@ -56,6 +58,8 @@ class Billing:
         # Without a configured secret, session tokens are valid for this object's lifetime only.
         self._token_secret: bytes = token_secret or secrets.token_bytes(32)
         self.ids = IdFactory(self.clock.now)
+        #: The most events one bulk ingestion call (or ``POST /events/bulk``) may carry.
+        self.max_bulk_events = max_bulk_events
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._subscribers_lock = threading.Lock()
 

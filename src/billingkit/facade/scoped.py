@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from billingkit.facade.credit_grants import CreditGrants
     from billingkit.facade.customers import Customers
     from billingkit.facade.entitlements import Entitlements
+    from billingkit.facade.events import Events
     from billingkit.facade.features import Features
     from billingkit.facade.groups import Groups
     from billingkit.facade.meters import Meters
@@ -154,6 +155,12 @@ class Scoped:
         from billingkit.facade.tax_rates import TaxRates
 
         return TaxRates(self)
+
+    @cached_property
+    def events(self) -> Events:
+        from billingkit.facade.events import Events
+
+        return Events(self)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -14,6 +14,7 @@ from billingkit.http.routes import (
     credit_grants,
     customers,
     entitlements,
+    events,
     features,
     groups,
     meters,
@@ -40,7 +41,7 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     install_error_handlers(app)
     # price_units before prices: "/prices/units" must not be taken for a price id.
     routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
-    for module in (*routers, entitlements, credit_grants, coupons, tax_rates):
+    for module in (*routers, entitlements, credit_grants, coupons, tax_rates, events):
         app.include_router(module.router, prefix="/v1")
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app

@@ -1,0 +1,115 @@
+"""``/v1/events`` over HTTP: 202 answers, duplicates reported, invalid batches refused whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from billingkit import Billing
+from billingkit.http import create_app
+from tests.http.conftest import assert_error, service_key
+
+
+def _events(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "event_id": f"e{i}",
+            "event_name": "api.request",
+            "external_customer_id": "cust-1",
+            "timestamp": "2026-05-01T10:00:00Z",
+            "properties": {"i": i},
+        }
+        for i in range(n)
+    ]
+
+
+def test_single_and_bulk(client: TestClient, test_key: dict[str, str], prod_key: dict[str, str]) -> None:
+    one = client.post(
+        "/v1/events", json={"event_name": "login", "external_customer_id": "c"}, headers=test_key
+    )
+    assert one.status_code == 202, one.text
+    assert one.json()["message"] == "Event accepted for processing" and one.json()["event_id"].startswith(
+        "event_"
+    )
+    again = client.post(
+        "/v1/events", json={"event_id": "x", "event_name": "l", "external_customer_id": "c"}, headers=test_key
+    )
+    assert again.json() == {"message": "Event accepted for processing", "event_id": "x", "duplicate": False}
+    repeat = client.post(
+        "/v1/events", json={"event_id": "x", "event_name": "l", "external_customer_id": "c"}, headers=test_key
+    )
+    assert repeat.status_code == 202 and repeat.json()["duplicate"] is True
+
+    first = client.post("/v1/events/bulk", json={"events": _events(5)}, headers=test_key)
+    assert first.status_code == 202
+    assert first.json() == {
+        "message": "Events accepted for processing",
+        "accepted": 5,
+        "duplicates": 0,
+        "accepted_ids": ["e0", "e1", "e2", "e3", "e4"],
+        "duplicate_ids": [],
+    }
+    second = client.post("/v1/events/bulk", json={"events": _events(5)}, headers=test_key).json()
+    assert (second["accepted"], second["duplicate_ids"]) == (0, ["e0", "e1", "e2", "e3", "e4"])
+    assert client.post("/v1/events/bulk", json={"events": []}, headers=test_key).status_code == 202
+
+    found = client.get("/v1/events/lookup", params={"event_id": "e2"}, headers=test_key)
+    assert found.status_code == 200
+    assert found.json() == {
+        "id": "e2",
+        "event_name": "api.request",
+        "external_customer_id": "cust-1",
+        "customer_id": None,
+        "timestamp": "2026-05-01T10:00:00Z",
+        "source": None,
+        "properties": {"i": 2},
+        "environment_id": found.json()["environment_id"],
+    }
+    assert_error(
+        client.get("/v1/events/lookup", params={"event_id": "e2"}, headers=prod_key), 404, "not_found"
+    )
+
+
+def test_invalid_batch_is_400_and_writes_nothing(client: TestClient, test_key: dict[str, str]) -> None:
+    events = _events(10)
+    events[7] = {**events[7], "external_customer_id": None}
+    body = assert_error(
+        client.post("/v1/events/bulk", json={"events": events}, headers=test_key), 400, "validation_error"
+    )
+    assert body["details"]["field"] == "events[7].external_customer_id"
+    assert_error(
+        client.get("/v1/events/lookup", params={"event_id": "e0"}, headers=test_key), 404, "not_found"
+    )
+    body = assert_error(
+        client.post("/v1/events/bulk", json={"events": "no"}, headers=test_key), 400, "validation_error"
+    )
+    assert body["details"]["field"] == "events"
+    assert_error(
+        client.post("/v1/events", json={"event_name": "x"}, headers=test_key), 400, "validation_error"
+    )
+
+
+def test_batch_cap_and_body_limit(billing: Billing, test_key: dict[str, str]) -> None:
+    billing.max_bulk_events = 2
+    small = TestClient(create_app(billing, max_body_bytes=2_000), raise_server_exceptions=False)
+    body = assert_error(
+        small.post("/v1/events/bulk", json={"events": _events(3)}, headers=test_key), 400, "validation_error"
+    )
+    assert body["details"]["max_events"] == 2
+    big = [{**e, "properties": {"pad": "x" * 500}} for e in _events(2)] * 3
+    response = small.post("/v1/events/bulk", json={"events": big}, headers=test_key)
+    assert response.status_code == 413 and response.json()["http_status_code"] == 413
+
+
+def test_ingestor_writes_reader_reads(client: TestClient, test_key: dict[str, str]) -> None:
+    ingestor = service_key(client, test_key, ["event_ingestor"])
+    reader = service_key(client, test_key, ["event_reader"])
+    assert client.post("/v1/events/bulk", json={"events": _events(1)}, headers=ingestor).status_code == 202
+    assert_error(
+        client.get("/v1/events/lookup", params={"event_id": "e0"}, headers=ingestor), 403, "permission_denied"
+    )
+    assert client.get("/v1/events/lookup", params={"event_id": "e0"}, headers=reader).status_code == 200
+    assert_error(
+        client.post("/v1/events/bulk", json={"events": _events(1)}, headers=reader), 403, "permission_denied"
+    )
