@@ -24,12 +24,12 @@ from datetime import datetime
 from typing import Any
 
 from billingkit.domain.access import Action
-from billingkit.domain.catalog import Meter
-from billingkit.domain.queries import Filter, ListQuery, Op
+from billingkit.domain.resources import iso
 from billingkit.domain.usage import MeterSpec, UsageEvent, property_text
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
+from billingkit.services.meters import meters_for_events
 from billingkit.services.notifications import record
 
 __all__ = [
@@ -120,23 +120,6 @@ def parse_event(raw: Any, ctx: Context, path: str = "") -> UsageEvent:
     )
 
 
-def _meters_by_event(uow: UnitOfWork, names: set[str]) -> dict[str, list[MeterSpec]]:
-    """The live meters of the given event names, read with one query per page of 1,000."""
-    found: dict[str, list[MeterSpec]] = {name: [] for name in names}
-    offset = 0
-    while names:
-        page = uow.meters.list(
-            ListQuery(filters=(Filter("event_name", Op.IN, sorted(names)),), limit=1000, offset=offset)
-        )
-        meter: Meter
-        for meter in page.items:
-            found[meter.event_name].append(meter.to_spec())
-        offset += len(page.items)
-        if not page.items or offset >= page.total:
-            break
-    return found
-
-
 def _rejection(event: UsageEvent, meters: list[MeterSpec]) -> str | None:
     if not meters:
         return "no_meter_for_event_name"
@@ -168,7 +151,10 @@ def ingest_events(
             new.append(event)
         else:
             duplicates.append(event.event_id)
-    meters = _meters_by_event(uow, {e.event_name for e in new})
+    meters = {
+        name: [m.to_spec() for m in found]
+        for name, found in meters_for_events(uow, {e.event_name for e in new}).items()
+    }
     rejected: dict[str, str] = {}
     for event in new:
         reason = _rejection(event, meters[event.event_name])
@@ -200,7 +186,7 @@ def event_to_dict(event: UsageEvent, environment_id: str) -> dict[str, Any]:
         "event_name": event.event_name,
         "external_customer_id": event.external_customer_id,
         "customer_id": event.customer_id,
-        "timestamp": event.timestamp.isoformat().replace("+00:00", "Z"),
+        "timestamp": iso(event.timestamp),
         "source": event.source,
         "properties": dict(event.properties),
         "environment_id": environment_id,

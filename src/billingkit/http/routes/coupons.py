@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.coupons import CouponCreate, CouponSearch, CouponUpdate
 
 router = APIRouter(prefix="/coupons", tags=["coupons"])
@@ -65,4 +66,4 @@ def update_coupon(caller: EnvCaller, coupon_id: str, body: CouponUpdate) -> dict
 @router.delete("/{coupon_id}")
 def delete_coupon(caller: EnvCaller, coupon_id: str) -> dict[str, str]:
     caller.coupons.delete(coupon_id)
-    return {"message": "coupon deleted successfully"}
+    return success("coupon deleted successfully")

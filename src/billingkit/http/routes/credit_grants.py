@@ -10,6 +10,7 @@ from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.credit_grants import CreditGrantCreate, CreditGrantSearch, CreditGrantUpdate
 
 router = APIRouter(prefix="/creditgrants", tags=["credit grants"])
@@ -62,4 +63,4 @@ def update_credit_grant(caller: EnvCaller, credit_grant_id: str, body: CreditGra
 @router.delete("/{credit_grant_id}")
 def delete_credit_grant(caller: EnvCaller, credit_grant_id: str) -> dict[str, str]:
     caller.credit_grants.delete(credit_grant_id)
-    return {"message": "credit grant deleted successfully"}
+    return success("credit grant deleted successfully")

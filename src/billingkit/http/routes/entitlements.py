@@ -10,6 +10,7 @@ from billingkit.domain.catalog import EntitlementEntityType, FeatureType
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.entitlements import (
     EntitlementBulkCreate,
     EntitlementCreate,
@@ -92,4 +93,4 @@ def update_entitlement(caller: EnvCaller, entitlement_id: str, body: Entitlement
 @router.delete("/{entitlement_id}")
 def delete_entitlement(caller: EnvCaller, entitlement_id: str) -> dict[str, str]:
     caller.entitlements.delete(entitlement_id)
-    return {"message": "entitlement deleted successfully"}
+    return success("entitlement deleted successfully")

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.features import FeatureClone, FeatureCreate, FeatureSearch, FeatureUpdate
 
 router = APIRouter(prefix="/features", tags=["features"])
@@ -71,7 +72,7 @@ def update_feature(caller: EnvCaller, feature_id: str, body: FeatureUpdate) -> d
 def delete_feature(caller: EnvCaller, feature_id: str) -> dict[str, str]:
     """Archive; 200 with ``{"message": ...}`` as in the reference API."""
     caller.features.delete(feature_id)
-    return {"message": "feature deleted successfully"}
+    return success("feature deleted successfully")
 
 
 @router.post("/{feature_id}/clone", status_code=201)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.price_units import PriceUnitCreate, PriceUnitSearch, PriceUnitUpdate
 
 router = APIRouter(prefix="/prices/units", tags=["price units"])
@@ -65,4 +66,4 @@ def update_price_unit(caller: EnvCaller, price_unit_id: str, body: PriceUnitUpda
 @router.delete("/{price_unit_id}")
 def delete_price_unit(caller: EnvCaller, price_unit_id: str) -> dict[str, Any]:
     caller.price_units.delete(price_unit_id)
-    return {"message": "price unit deleted successfully"}
+    return success("price unit deleted successfully")

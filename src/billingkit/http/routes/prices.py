@@ -11,6 +11,7 @@ from billingkit.domain.resources import Status
 from billingkit.domain.validation import parse_input
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import success
 from billingkit.services.prices import PriceBulkCreate, PriceCreate, PriceDelete, PriceSearch, PriceUpdate
 
 router = APIRouter(prefix="/prices", tags=["prices"])
@@ -94,4 +95,4 @@ def update_price(caller: EnvCaller, price_id: str, body: PriceUpdate) -> dict[st
 def delete_price(caller: EnvCaller, price_id: str, body: PriceDelete | None = None) -> dict[str, Any]:
     """Optional body ``{"end_date": ...}``: a future end keeps the price until then."""
     caller.prices.delete(price_id, end_date=body.end_date if body is not None else None)
-    return {"message": "price deleted successfully"}
+    return success("price deleted successfully")
