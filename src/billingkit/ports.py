@@ -29,9 +29,10 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
-from billingkit.domain.usage import UsageEvent
+from billingkit.domain.event_queries import EventFilter, EventPage
+from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 
-__all__ = ["Clock", "EventStore", "Repository", "Scope", "Storage", "UnitOfWork"]
+__all__ = ["Clock", "EventStore", "Repository", "Scope", "Storage", "UnitOfWork", "UsageStore"]
 
 T = TypeVar("T", bound=Record)
 
@@ -80,6 +81,20 @@ class EventStore(Protocol):
 
     def find(self, event_id: str) -> UsageEvent | None: ...
 
+    def query(self, query: EventFilter) -> EventPage:
+        """The page of stored events ``query`` selects, exactly as
+        :func:`billingkit.domain.event_queries.filter_events` would."""
+        ...
+
+
+class UsageStore(Protocol):
+    """Aggregates the usage events of one scope (SQL stores compute it in the database)."""
+
+    def aggregate(self, queries: Sequence[UsageQuery]) -> list[UsageResult]:
+        """One result per query, in order, equal to :func:`billingkit.domain.usage.aggregate_usage`
+        over the scope's stored events. Many queries cost a few statements, not one each."""
+        ...
+
 
 class Scope(Protocol):
     @property
@@ -114,6 +129,7 @@ class UnitOfWork(Protocol):
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
     events: EventStore
+    usage: UsageStore
 
     def __enter__(self) -> UnitOfWork: ...
 

@@ -130,7 +130,7 @@ def test_import_is_cheap_and_inert() -> None:
 def test_every_tenant_owned_table_is_scoped() -> None:
     assert set(TABLES) == set(KINDS), "every kind has a table and vice versa"
     # Every kind has a repository; usage events have their own scoped port (EventStore).
-    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events"}
+    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events", "usage"}
     for name, kind in KINDS.items():
         columns = set(TABLES[name].c.keys())
         if kind.level is not Level.GLOBAL:

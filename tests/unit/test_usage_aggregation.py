@@ -166,8 +166,21 @@ def test_bucket_alignment(size: str, instant: datetime, expected: datetime) -> N
         (True, None, "true"),
         (None, None, None),
         ("abc", None, "abc"),
-        (float("nan"), None, "nan"),
-        ({"b": 1, "a": 2}, None, '{"a":2,"b":1}'),
+        (float("nan"), None, None),  # not finite: no number, no text
+        ({"b": 1, "a": 2}, None, None),  # objects and lists have no text
+        ([1, 2], None, None),
+        (2.0, D("2.0"), "2.0"),
+        (1e16, D("1E+16"), "10000000000000000"),  # plain notation, as PostgreSQL prints it
+        (1.5e-07, D("1.5E-7"), "0.00000015"),
+        (-0.0, D("0"), "0.0"),  # no negative zero in text
+        (D("1.50E+3"), D("1500"), "1500"),
+        (" 2.50 ", None, " 2.50 "),  # numeric strings: no spaces
+        ("1e5", D("1e5"), "1e5"),
+        ("1e99999", None, "1e99999"),  # exponent of at most 4 digits
+        ("١٢", None, "١٢"),  # ASCII digits only
+        ("1_000", None, "1_000"),
+        (".5", D("0.5"), ".5"),
+        ("+5.", D(5), "+5."),
     ],
 )
 def test_property_values(value: Any, number: Decimal | None, text: str | None) -> None:

@@ -34,11 +34,21 @@ listed, and the total is the sum of bucket values (for MAX: the sum of per-bucke
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_EVEN, Context, Decimal, DivisionByZero, InvalidOperation, Overflow
+from decimal import (
+    MAX_EMAX,
+    MAX_PREC,
+    MIN_EMIN,
+    ROUND_HALF_EVEN,
+    Context,
+    Decimal,
+    DivisionByZero,
+    InvalidOperation,
+    Overflow,
+)
 from enum import StrEnum
 from typing import Any
 
@@ -48,20 +58,39 @@ from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
 
 __all__ = [
+    "EXACT",
+    "NUMERIC_STRING_PATTERN",
     "AggregationType",
     "BucketSize",
+    "Cell",
     "GroupValue",
     "MeterFilter",
     "MeterSpec",
     "UsageBucketValue",
     "UsageEvent",
+    "UsagePartial",
+    "UsageQuery",
     "UsageResult",
     "aggregate_usage",
+    "bucket_end",
     "bucket_start",
+    "filters_match",
+    "finish_value",
+    "meter_matches",
+    "partial_of",
     "property_number",
     "property_text",
+    "usage_from_partials",
 ]
 
+NUMERIC_STRING_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?$"
+"""Which property strings count as numbers (POSIX/Python syntax), shared with the SQL stores."""
+_NUMERIC_STRING = re.compile(NUMERIC_STRING_PATTERN)
+_INF = float("inf")
+EXACT = Context(
+    prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow]
+)
+"""Sums and products of usage are exact at any size; only AVG and WEIGHTED_SUM divide (rounded)."""
 _CTX = Context(prec=80, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation, DivisionByZero, Overflow])
 _AVG = Context(prec=28, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation, DivisionByZero, Overflow])
 
@@ -123,44 +152,63 @@ def _text(value: Any, field: str) -> str:
     return value
 
 
-def property_text(value: Any) -> str | None:
-    """A property value as text for filters, COUNT_UNIQUE and group_by; ``None`` for JSON null.
+def _key(value: Any, field: str) -> str:
+    # A property name: any text but double quotes and control characters, so that every store
+    # can address it (SQLite JSON paths quote names in double quotes).
+    _text(value, field)
+    if '"' in value or any(ord(ch) < 32 for ch in value):
+        raise ValidationError(f"{field} must not contain double quotes or control characters", field=field)
+    return value  # type: ignore[no-any-return]
 
-    Examples: ``"eu"`` → ``eu``; ``True`` → ``true``; ``2`` → ``2``; ``2.50`` (float) → ``2.5``.
+
+def _plain(number: Decimal) -> str:
+    if number == 0:
+        number = number.copy_abs()  # databases have no negative zero
+    return format(number, "f")
+
+
+def property_text(value: Any) -> str | None:
+    """A property value as text for filters, COUNT_UNIQUE and group_by; ``None`` when it has none.
+
+    Strings as they are; booleans ``true``/``false``; numbers in plain decimal notation of the value
+    as sent (``2`` → ``2``, ``2.50`` → ``2.50``, ``2.0`` → ``2.0``, ``1e+16`` →
+    ``10000000000000000``, negative zero → ``0``); JSON null, objects, lists and non-finite
+    numbers have no text (they match no filter and group as ``None``).
     """
-    if value is None:
-        return None
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | Decimal):
+    if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value)
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return str(value)
+        if value != value or value in (_INF, -_INF):
+            return None
+        return _plain(Decimal(repr(value)))
+    if isinstance(value, Decimal):
+        return _plain(value) if value.is_finite() else None
+    return None
 
 
 def property_number(value: Any) -> Decimal | None:
     """A property value as an exact Decimal, or ``None`` when it is not numeric.
 
-    ints and finite Decimals as they are; finite floats via ``Decimal(str(x))``; decimal-literal
-    strings parsed exactly; booleans and everything else → ``None``. Example: ``"2.50"`` → 2.50.
+    ints and finite Decimals as they are; finite floats via their shortest repr (``0.1`` → 0.1);
+    strings that are plain decimal literals (``"2.50"``, ``"-1e3"``, ASCII digits, no spaces,
+    exponent of at most 4 digits) parsed exactly; booleans and everything else → ``None``.
     """
     if isinstance(value, bool) or value is None:
         return None
-    try:
-        if isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                return None
-            return parse_decimal(str(value), field="value")
-        if isinstance(value, int | str | Decimal):
-            return parse_decimal(value, field="value")
-    except ValidationError:
-        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, str):
+        return Decimal(value) if _NUMERIC_STRING.fullmatch(value) else None
+    if isinstance(value, float):
+        if value != value or value in (_INF, -_INF):
+            return None
+        return Decimal(repr(value))
+    if isinstance(value, Decimal):
+        return value if value.is_finite() else None
     return None
 
 
@@ -172,7 +220,7 @@ class MeterFilter:
     values: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _text(self.key, "filters.key")
+        _key(self.key, "filters.key")
         values = self.values
         if isinstance(values, list):
             values = tuple(values)
@@ -208,7 +256,7 @@ class MeterSpec:
         aggregation = parse_enum(AggregationType, self.aggregation, field="aggregation.type")
         set_(self, "aggregation", aggregation)
         if aggregation in _NEEDS_FIELD or self.field is not None:
-            _text(self.field, "aggregation.field")
+            _key(self.field, "aggregation.field")
         if aggregation is AggregationType.SUM_WITH_MULTIPLIER:
             if self.multiplier is None:
                 raise ValidationError(
@@ -235,7 +283,7 @@ class MeterSpec:
                 )
             set_(self, "bucket_size", bucket)
         if self.group_by is not None:
-            _text(self.group_by, "aggregation.group_by")
+            _key(self.group_by, "aggregation.group_by")
         filters = self.filters
         if isinstance(filters, list):
             filters = tuple(filters)
@@ -328,7 +376,8 @@ def bucket_start(instant: datetime, size: BucketSize) -> datetime:
     return _EPOCH + timedelta(seconds=epoch_seconds(instant) // step * step)
 
 
-def _bucket_end(start: datetime, size: BucketSize) -> datetime:
+def bucket_end(start: datetime, size: BucketSize) -> datetime:
+    """End of the bucket that starts at ``start`` (see :func:`bucket_start`)."""
     if size is BucketSize.MONTH:
         year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
         try:
@@ -344,65 +393,187 @@ def _micros(delta: timedelta) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _aggregate(meter: MeterSpec, events: list[UsageEvent], start: datetime, end: datetime) -> Decimal:
-    """One aggregated value for ``events`` (already matched) of window ``[start, end)``."""
+@dataclass(frozen=True, slots=True)
+class UsagePartial:
+    """Exact, mergeable pieces of one aggregation over some matching events: what a usage store
+    computes (in SQL or Python) before :func:`usage_from_partials` finishes the arithmetic.
+
+    ``events``: matching events; ``numbers``: those with a numeric value; ``total``: the sum of the
+    numeric values; ``maximum``; ``latest``: the value of the latest numeric event by
+    ``(timestamp, event_id)``; ``weighted``: the sum of value x microseconds from the event to the
+    window end; ``distinct``: distinct value texts (the only piece that cannot be merged).
+    Stores fill only the pieces the meter's aggregation needs.
+    """
+
+    events: int = 0
+    numbers: int = 0
+    total: Decimal = ZERO
+    maximum: Decimal | None = None
+    latest: Decimal | None = None
+    latest_key: tuple[datetime, str] | None = None
+    weighted: Decimal = ZERO
+    distinct: int = 0
+
+    def merge(self, other: UsagePartial) -> UsagePartial:
+        """Both partials together (``distinct`` is not mergeable and becomes 0)."""
+        maximum = self.maximum
+        if other.maximum is not None and (maximum is None or other.maximum > maximum):
+            maximum = other.maximum
+        latest, latest_key = self.latest, self.latest_key
+        if other.latest_key is not None and (latest_key is None or other.latest_key > latest_key):
+            latest, latest_key = other.latest, other.latest_key
+        return UsagePartial(
+            self.events + other.events,
+            self.numbers + other.numbers,
+            EXACT.add(self.total, other.total),
+            maximum,
+            latest,
+            latest_key,
+            EXACT.add(self.weighted, other.weighted),
+        )
+
+
+def partial_of(meter: MeterSpec, events: Iterable[UsageEvent], end: datetime) -> UsagePartial:
+    """The partial of ``events`` (already matched to ``meter``) for a window ending at ``end``."""
+    count = numbers = 0
+    total = weighted = ZERO
+    maximum: Decimal | None = None
+    latest: Decimal | None = None
+    latest_key: tuple[datetime, str] | None = None
+    texts: set[str] = set()
+    field = meter.field
+    kind = meter.aggregation
+    add = EXACT.add
+    for event in events:
+        count += 1
+        if field is None:
+            continue
+        raw = event.properties.get(field)
+        if kind is AggregationType.COUNT_UNIQUE:
+            text = property_text(raw)
+            if text is not None:
+                texts.add(text)
+            continue
+        number = property_number(raw)
+        if number is None:
+            continue
+        numbers += 1
+        total = add(total, number)
+        if maximum is None or number > maximum:
+            maximum = number
+        key = (event.timestamp, event.event_id)
+        if latest_key is None or key > latest_key:
+            latest, latest_key = number, key
+        if kind is AggregationType.WEIGHTED_SUM:
+            weighted = add(weighted, EXACT.multiply(number, Decimal(_micros(end - event.timestamp))))
+    return UsagePartial(count, numbers, total, maximum, latest, latest_key, weighted, len(texts))
+
+
+def finish_value(meter: MeterSpec, partial: UsagePartial, start: datetime, end: datetime) -> Decimal:
+    """The aggregated value of ``partial`` over the window ``[start, end)``."""
     kind = meter.aggregation
     if kind is AggregationType.COUNT:
-        return Decimal(len(events))
-    field = meter.field
-    assert field is not None  # MeterSpec guarantees a field for every other aggregation
+        return Decimal(partial.events)
     if kind is AggregationType.COUNT_UNIQUE:
-        seen = {property_text(e.properties[field]) for e in events if field in e.properties}
-        seen.discard(None)
-        return Decimal(len(seen))
-    numbers: list[tuple[UsageEvent, Decimal]] = []
-    for event in events:
-        number = property_number(event.properties.get(field))
-        if number is not None:
-            numbers.append((event, number))
-    if not numbers:
+        return Decimal(partial.distinct)
+    if not partial.numbers:
         return ZERO
-    add = _CTX.add
-    if kind is AggregationType.SUM or kind is AggregationType.SUM_WITH_MULTIPLIER:
-        total = ZERO
-        for _, number in numbers:
-            total = add(total, number)
-        if kind is AggregationType.SUM_WITH_MULTIPLIER:
-            assert meter.multiplier is not None
-            total = _CTX.multiply(total, meter.multiplier)
-        return total
+    if kind is AggregationType.SUM:
+        return partial.total
+    if kind is AggregationType.SUM_WITH_MULTIPLIER:
+        assert meter.multiplier is not None  # MeterSpec guarantees it
+        return EXACT.multiply(partial.total, meter.multiplier)
     if kind is AggregationType.AVG:
-        total = ZERO
-        for _, number in numbers:
-            total = add(total, number)
-        return _AVG.divide(total, Decimal(len(numbers)))
+        return _AVG.divide(partial.total, Decimal(partial.numbers))
     if kind is AggregationType.MAX:
-        return max(number for _, number in numbers)
+        assert partial.maximum is not None
+        return partial.maximum
     if kind is AggregationType.LATEST:
-        return max(numbers, key=lambda pair: (pair[0].timestamp, pair[0].event_id))[1]
+        assert partial.latest is not None
+        return partial.latest
     # WEIGHTED_SUM: each value weighs the share of the window left after it arrived.
-    window = _micros(end - start)
-    weighted = ZERO
-    for event, number in numbers:
-        weighted = add(weighted, _CTX.multiply(number, Decimal(_micros(end - event.timestamp))))
-    return _CTX.divide(weighted, Decimal(window))
+    return _CTX.divide(partial.weighted, Decimal(_micros(end - start)))
 
 
-def _group_key(meter: MeterSpec, event: UsageEvent) -> str | None:
-    assert meter.group_by is not None
-    return property_text(event.properties.get(meter.group_by))
+def _group_order(key: str | None) -> tuple[bool, str]:
+    return (key is not None, key or "")
 
 
-def _grouped(
-    meter: MeterSpec, events: list[UsageEvent], start: datetime, end: datetime
-) -> tuple[GroupValue, ...]:
-    groups: dict[str | None, list[UsageEvent]] = {}
-    for event in events:
-        groups.setdefault(_group_key(meter, event), []).append(event)
-    ordered = sorted(groups, key=lambda key: (key is not None, key or ""))
-    return tuple(
-        GroupValue(key, _aggregate(meter, groups[key], start, end), len(groups[key])) for key in ordered
-    )
+Cell = tuple[datetime | None, str | None]
+
+
+def usage_from_partials(
+    meter: MeterSpec,
+    start: datetime,
+    end: datetime,
+    cells: Mapping[Cell, UsagePartial],
+    overall: UsagePartial | None = None,
+) -> UsageResult:
+    """Finish a usage result from partials keyed by ``(bucket start, group key)``.
+
+    Without buckets the bucket is ``None``; without ``group_by`` the group is ``None``. ``overall``
+    is the partial of all the events, needed only for COUNT_UNIQUE with ``group_by`` (distinct
+    counts cannot be merged from groups); otherwise it is merged from the cells.
+    """
+    size = meter.bucket_size
+    if size is None:
+        if meter.group_by is None:
+            cell = cells.get((None, None), UsagePartial())
+            return UsageResult(finish_value(meter, cell, start, end), cell.events)
+        keys = sorted((key for _, key in cells), key=_group_order)
+        groups = tuple(
+            GroupValue(key, finish_value(meter, cells[(None, key)], start, end), cells[(None, key)].events)
+            for key in keys
+        )
+        if overall is None:
+            overall = UsagePartial()
+            for key in keys:
+                overall = overall.merge(cells[(None, key)])
+        return UsageResult(finish_value(meter, overall, start, end), overall.events, (), groups)
+
+    per_bucket: dict[datetime, dict[str | None, UsagePartial]] = {}
+    for (bucket, group_key), cell in cells.items():
+        assert bucket is not None
+        per_bucket.setdefault(bucket, {})[group_key] = cell
+    buckets: list[UsageBucketValue] = []
+    group_totals: dict[str | None, tuple[Decimal, int]] = {}
+    total = ZERO
+    events = 0
+    for bucket in sorted(per_bucket):
+        window_end = bucket_end(bucket, size)
+        bucket_cells = per_bucket[bucket]
+        count = sum(cell.events for cell in bucket_cells.values())
+        if meter.group_by is None:
+            value = finish_value(meter, bucket_cells[None], bucket, window_end)
+            bucket_groups: tuple[GroupValue, ...] = ()
+        else:
+            bucket_groups = tuple(
+                GroupValue(
+                    key, finish_value(meter, bucket_cells[key], bucket, window_end), bucket_cells[key].events
+                )
+                for key in sorted(bucket_cells, key=_group_order)
+            )
+            value = ZERO
+            for group in bucket_groups:
+                value = EXACT.add(value, group.value)
+                old_value, old_count = group_totals.get(group.key, (ZERO, 0))
+                group_totals[group.key] = (EXACT.add(old_value, group.value), old_count + group.event_count)
+        buckets.append(UsageBucketValue(bucket, window_end, value, count, bucket_groups))
+        total = EXACT.add(total, value)
+        events += count
+    ordered = sorted(group_totals, key=_group_order)
+    groups = tuple(GroupValue(key, *group_totals[key]) for key in ordered)
+    return UsageResult(total, events, tuple(buckets), groups)
+
+
+def filters_match(filters: Iterable[MeterFilter], properties: Mapping[str, Any]) -> bool:
+    """Whether properties pass every filter: each key present, its text one of the values."""
+    return all(f.key in properties and property_text(properties[f.key]) in f.values for f in filters)
+
+
+def meter_matches(meter: MeterSpec, properties: Mapping[str, Any]) -> bool:
+    """Whether properties pass every filter of ``meter`` (the event name is checked elsewhere)."""
+    return filters_match(meter.filters, properties)
 
 
 def _customers(value: str | Collection[str] | None) -> frozenset[str] | None:
@@ -416,6 +587,31 @@ def _customers(value: str | Collection[str] | None) -> frozenset[str] | None:
             field="external_customer_ids",
         )
     return frozenset(value)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageQuery:
+    """One usage question: ``meter`` over ``[start, end)`` for some customers (``None``: all).
+
+    A billing run asks many at once (``uow.usage.aggregate([...])``). Raises ``ValidationError``
+    (fields ``meter``, ``start``, ``end``, ``external_customer_ids``).
+    """
+
+    meter: MeterSpec
+    start: datetime
+    end: datetime
+    external_customer_ids: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.meter, MeterSpec):
+            raise ValidationError("meter must be a MeterSpec", field="meter")
+        start = ensure_utc(self.start, "start")
+        end = ensure_utc(self.end, "end")
+        if end <= start:
+            raise ValidationError("end must be after start", field="end")
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "external_customer_ids", _customers(self.external_customer_ids))
 
 
 def aggregate_usage(
@@ -454,39 +650,20 @@ def aggregate_usage(
             continue
         if customers is not None and event.external_customer_id not in customers:
             continue
-        properties = event.properties
-        if all(f.key in properties and property_text(properties[f.key]) in f.values for f in meter.filters):
+        if meter_matches(meter, event.properties):
             matched.append(event)
 
     size = meter.bucket_size
-    if size is None:
-        groups = () if meter.group_by is None else _grouped(meter, matched, start, end)
-        return UsageResult(_aggregate(meter, matched, start, end), len(matched), (), groups)
-
-    by_bucket: dict[datetime, list[UsageEvent]] = {}
+    cells: dict[Cell, list[UsageEvent]] = {}
     for event in matched:
-        by_bucket.setdefault(bucket_start(event.timestamp, size), []).append(event)
-    buckets: list[UsageBucketValue] = []
-    group_totals: dict[str | None, tuple[Decimal, int]] = {}
-    total = ZERO
-    for bucket in sorted(by_bucket):
-        bucket_events = by_bucket[bucket]
-        bucket_end = _bucket_end(bucket, size)
-        if meter.group_by is None:
-            value = _aggregate(meter, bucket_events, bucket, bucket_end)
-            bucket_groups: tuple[GroupValue, ...] = ()
-        else:
-            bucket_groups = _grouped(meter, bucket_events, bucket, bucket_end)
-            value = ZERO
-            for group in bucket_groups:
-                value = _CTX.add(value, group.value)
-                old_value, old_count = group_totals.get(group.key, (ZERO, 0))
-                group_totals[group.key] = (
-                    _CTX.add(old_value, group.value),
-                    old_count + group.event_count,
-                )
-        buckets.append(UsageBucketValue(bucket, bucket_end, value, len(bucket_events), bucket_groups))
-        total = _CTX.add(total, value)
-    ordered = sorted(group_totals, key=lambda key: (key is not None, key or ""))
-    groups = tuple(GroupValue(key, *group_totals[key]) for key in ordered)
-    return UsageResult(total, len(matched), tuple(buckets), groups)
+        bucket = None if size is None else bucket_start(event.timestamp, size)
+        group = None if meter.group_by is None else property_text(event.properties.get(meter.group_by))
+        cells.setdefault((bucket, group), []).append(event)
+    partials = {
+        cell: partial_of(meter, found, end if size is None or cell[0] is None else bucket_end(cell[0], size))
+        for cell, found in cells.items()
+    }
+    overall = None
+    if size is None and meter.group_by is not None and meter.aggregation is AggregationType.COUNT_UNIQUE:
+        overall = partial_of(meter, matched, end)
+    return usage_from_partials(meter, start, end, partials, overall)

@@ -26,7 +26,7 @@ from billingkit.domain.catalog import (
 from billingkit.domain.customers import Customer
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
-from billingkit.ports import EventStore, Repository
+from billingkit.ports import EventStore, Repository, UsageStore
 
 __all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique"]
 
@@ -124,3 +124,4 @@ class RepositoryAttributes:
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
     events: EventStore
+    usage: UsageStore

@@ -16,7 +16,7 @@ from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
 from billingkit.errors import InvalidOperation
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
-from billingkit.storage.memory.events import MemoryEventStore
+from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
 __all__ = ["MemoryStorage", "MemoryUnitOfWork"]
@@ -27,7 +27,7 @@ class MemoryStorage:
 
     def __init__(self) -> None:
         self._rows: dict[str, Row] = {name: {} for name in KINDS}
-        self._events: dict[Any, Any] = {}
+        self._events = EventRows()
         self._lock = threading.RLock()
 
     def unit_of_work(
@@ -53,9 +53,11 @@ class MemoryUnitOfWork(RepositoryAttributes):
     def __getattr__(self, name: str) -> Any:
         # Repositories are made on first use so a tenant-only unit of work can still reach
         # tenant-level repositories without an environment.
-        if name == "events":
+        if name in ("events", "usage"):
             if not self._active:
                 raise InvalidOperation("use the unit of work inside a `with` block")
+            if name == "usage":
+                return MemoryUsageStore(self._storage._events, self._scope)
             return MemoryEventStore(self._storage._events, self._scope, self._record)
         kind = KINDS.get(name)
         if kind is None:

@@ -20,6 +20,7 @@ from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.mapping import from_row
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
+from billingkit.storage.sql.usage import SqlUsageStore, register_sqlite_functions
 
 __all__ = ["SqlStorage", "SqlUnitOfWork", "normalize_url"]
 
@@ -42,6 +43,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA busy_timeout = 30000")
         cursor.execute("PRAGMA foreign_keys = ON")
+        register_sqlite_functions(dbapi_connection)
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
@@ -128,6 +130,8 @@ class SqlUnitOfWork(RepositoryAttributes):
     def __getattr__(self, name: str) -> Any:
         if name == "events":
             return SqlEventStore(self.connection, self._scope)
+        if name == "usage":
+            return SqlUsageStore(self.connection, self._scope)
         kind = KINDS.get(name)
         if kind is None:
             raise AttributeError(name)
