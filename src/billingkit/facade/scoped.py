@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from billingkit.facade.price_units import PriceUnits
     from billingkit.facade.prices import Prices
     from billingkit.facade.tax_rates import TaxRates
+    from billingkit.facade.usage import Usage
 
 __all__ = ["Scoped"]
 
@@ -161,6 +162,12 @@ class Scoped:
         from billingkit.facade.events import Events
 
         return Events(self)
+
+    @cached_property
+    def usage(self) -> Usage:
+        from billingkit.facade.usage import Usage
+
+        return Usage(self)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"
