@@ -26,10 +26,10 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.customers import Customer
+from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
-from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 
 __all__ = ["Clock", "EventStore", "Repository", "Scope", "Storage", "UnitOfWork", "UsageStore"]
