@@ -69,3 +69,19 @@ def test_instants_come_back_aware_utc_and_naive_is_refused(engine) -> None:  # t
     )
     with pytest.raises(Exception, match="finite"), eng.begin() as conn:
         conn.execute(insert(table).values(id=3, amount=Decimal("NaN")))
+
+
+def test_instants_sort_in_time_order_across_years(engine) -> None:  # type: ignore[no-untyped-def]
+    # SQLite stores text: a year before 1000 must still be four digits, or it sorts after 2026.
+    eng, table = engine
+    instants = [
+        datetime(2026, 1, 1, tzinfo=UTC),
+        datetime(900, 6, 1, 12, 0, 0, 7, tzinfo=UTC),
+        datetime(1999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+    ]
+    with eng.begin() as conn:
+        for i, at in enumerate(instants):
+            conn.execute(insert(table).values(id=i, at=at))
+    with eng.connect() as conn:
+        got = [r.at for r in conn.execute(select(table.c.at).order_by(table.c.at))]
+    assert got == sorted(instants)

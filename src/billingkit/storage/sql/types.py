@@ -19,9 +19,20 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from billingkit.errors import ValidationError
 
-__all__ = ["ExactDecimal", "JsonDocument", "UtcDateTime"]
+__all__ = ["ExactDecimal", "JsonDocument", "UtcDateTime", "sqlite_instant", "sqlite_time"]
 
 _SQLITE_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def sqlite_time(instant: datetime) -> str:
+    """How an aware instant is stored on SQLite: fixed-width UTC text that sorts in time order
+    (``0900-01-01 00:00:00.000000``: the year is always four digits, unlike ``strftime("%Y")``)."""
+    return instant.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def sqlite_instant(text: str) -> datetime:
+    """The aware UTC instant stored as :func:`sqlite_time` text."""
+    return datetime.strptime(text, _SQLITE_FORMAT).replace(tzinfo=UTC)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -42,14 +53,14 @@ class UtcDateTime(TypeDecorator[datetime]):
             raise ValidationError("naive datetimes cannot be stored; pass an aware UTC datetime")
         value = value.astimezone(UTC)
         if dialect.name == "sqlite":
-            return value.strftime(_SQLITE_FORMAT)
+            return sqlite_time(value)
         return value
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if isinstance(value, str):
-            return datetime.strptime(value, _SQLITE_FORMAT).replace(tzinfo=UTC)
+            return sqlite_instant(value)
         if value.tzinfo is None:  # pragma: no cover - timestamptz always comes back aware
             return value.replace(tzinfo=UTC)  # type: ignore[no-any-return]
         return value.astimezone(UTC)  # type: ignore[no-any-return]

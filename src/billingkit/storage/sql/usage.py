@@ -35,11 +35,11 @@ from billingkit.domain.usage import (
     usage_from_partials,
 )
 from billingkit.storage.sql.json_props import Fragment, json_number, json_text, sqlite_number, sqlite_plain
+from billingkit.storage.sql.types import sqlite_instant, sqlite_time
 
 __all__ = ["SqlUsageStore", "register_sqlite_functions"]
 
 _CHUNK = 1000  # questions per statement
-_SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # the storage format of UtcDateTime on SQLite
 _FIXED_SECONDS = {
     BucketSize.MINUTE: 60,
     BucketSize.FIFTEEN_MINUTES: 900,
@@ -260,7 +260,7 @@ def _statement(
 
 def _time_text(dialect: str, instant: datetime) -> str:
     instant = instant.astimezone(UTC)
-    return instant.isoformat() if dialect == "postgresql" else instant.strftime(_SQLITE_TIME)
+    return instant.isoformat() if dialect == "postgresql" else sqlite_time(instant)
 
 
 def _bucket_value(raw: Any) -> datetime | None:
@@ -299,7 +299,7 @@ def _partial(dialect: str, meter: MeterSpec, row: Any) -> UsagePartial:
     if kind is AggregationType.LATEST:
         if not parts[1]:
             return UsagePartial(events, numbers)
-        key = (datetime.strptime(parts[2], _SQLITE_TIME).replace(tzinfo=UTC), parts[3])
+        key = (sqlite_instant(parts[2]), parts[3])
         return UsagePartial(events, numbers, latest=_decimal(parts[1]), latest_key=key)
     if kind is AggregationType.WEIGHTED_SUM:
         return UsagePartial(events, numbers, _decimal(parts[1]), weighted=_decimal(parts[2]))
