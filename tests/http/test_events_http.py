@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -113,3 +114,94 @@ def test_ingestor_writes_reader_reads(client: TestClient, test_key: dict[str, st
     assert_error(
         client.post("/v1/events/bulk", json={"events": _events(1)}, headers=reader), 403, "permission_denied"
     )
+
+
+def test_text_no_database_can_store_is_400_not_500(client: TestClient, test_key: dict[str, str]) -> None:
+    events = _events(3)
+    events[1] = {**events[1], "properties": {"x": "a\u0000b"}}
+    body = assert_error(
+        client.post("/v1/events/bulk", json={"events": events}, headers=test_key), 400, "validation_error"
+    )
+    assert body["details"]["field"] == "events[1].properties.x"
+    assert_error(
+        client.get("/v1/events/lookup", params={"event_id": "e0"}, headers=test_key), 404, "not_found"
+    )
+    single = client.post(
+        "/v1/events",
+        json={"event_name": "a\u0000", "external_customer_id": "c", "properties": {}},
+        headers=test_key,
+    )
+    assert assert_error(single, 400, "validation_error")["details"]["field"] == "events[0].event_name"
+    # JSON that Python's parser accepts but no database stores: a lone surrogate, NaN, Infinity,
+    # and a NUL or a lone surrogate in a property name (the error names it escaped)
+    head = b'{"events":[{"event_id":"e9","event_name":"n","external_customer_id":"c","properties":'
+    cases = {
+        b'{"x":"\\ud800"}': "events[0].properties.x",
+        b'{"x":NaN}': "events[0].properties.x",
+        b'{"deep":{"x":[1,-Infinity]}}': "events[0].properties.deep.x[1]",
+        b'{"a\\u0000b":1}': "events[0].properties.a\\u0000b",
+        b'{"\\udfff":1}': "events[0].properties.\\udfff",
+    }
+    for properties, field in cases.items():
+        response = client.post(
+            "/v1/events/bulk",
+            content=head + properties + b"}]}",
+            headers={**test_key, "content-type": "application/json"},
+        )
+        assert assert_error(response, 400, "validation_error")["details"]["field"] == field
+    assert_error(
+        client.get("/v1/events/lookup", params={"event_id": "e9"}, headers=test_key), 404, "not_found"
+    )
+
+
+def test_bodies_are_read_as_before_and_a_streamed_body_over_the_limit_is_413(
+    billing: Billing, client: TestClient, test_key: dict[str, str]
+) -> None:
+    headers = {**test_key, "content-type": "application/json"}
+    for path in ("/v1/events", "/v1/events/bulk"):
+        invalid = assert_error(
+            client.post(path, content=b'{"events": [', headers=headers), 400, "validation_error"
+        )
+        assert invalid["message"] == "the request body is not valid JSON"
+        array = assert_error(client.post(path, content=b"[]", headers=headers), 400, "validation_error")
+        assert array["message"] == "Input should be a valid dictionary"
+        empty = assert_error(client.post(path, content=b"", headers=headers), 400, "validation_error")
+        assert empty["message"] == "request body required"
+        text = client.post(path, content=b"{}", headers={**test_key, "content-type": "text/plain"})
+        assert_error(text, 400, "validation_error")
+        # invalid JSON is refused before the key is looked at, as FastAPI's Body() does
+        assert_error(
+            client.post(path, content=b"{", headers={"content-type": "application/json"}),
+            400,
+            "validation_error",
+        )
+        assert_error(
+            client.post(path, content=b"{}", headers={"content-type": "application/json"}),
+            401,
+            "unauthorized",
+        )
+    # JSON the fast parser refuses but Python's accepts is read by Python's: a BOM, UTF-16
+    body = json.dumps({"events": _events(2)})
+    for encoded in (b"\xef\xbb\xbf" + body.encode(), body.encode("utf-16")):
+        assert client.post("/v1/events/bulk", content=encoded, headers=headers).status_code == 202
+    # big integers keep every digit
+    big = b'{"events":[{"event_id":"big","event_name":"n","external_customer_id":"c",' + (
+        b'"properties":{"n":123456789012345678901234567890}}]}'
+    )
+    assert client.post("/v1/events/bulk", content=big, headers=headers).status_code == 202
+    found = client.get("/v1/events/lookup", params={"event_id": "big"}, headers=test_key).json()
+    assert found["properties"] == {"n": 123456789012345678901234567890}
+
+    small = TestClient(create_app(billing, max_body_bytes=2_000), raise_server_exceptions=False)
+
+    def chunks() -> Any:  # no content-length: the limit applies while the body streams in
+        yield b'{"events": ['
+        for i in range(10):
+            yield (
+                json.dumps({**_events(1)[0], "event_id": f"s{i}", "properties": {"pad": "x" * 500}}).encode()
+                + b","
+            )
+        yield b"{}]}"
+
+    response = small.post("/v1/events/bulk", content=chunks(), headers=headers)
+    assert_error(response, 413, "payload_too_large")

@@ -1,12 +1,15 @@
-"""``scoped.events``: usage event ingestion and lookup."""
+"""``scoped.events``: usage event ingestion, lookup and queries."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
+from billingkit.domain.event_queries import EventPage, EventSort
 from billingkit.domain.usage import UsageEvent
 from billingkit.facade.scoped import Scoped
+from billingkit.services import event_queries as queries
 from billingkit.services import events as svc
 
 __all__ = ["Events"]
@@ -34,3 +37,57 @@ class Events:
     def get(self, event_id: str) -> UsageEvent:
         """The stored event with this id, or ``NotFound``."""
         return self._s.run(svc.get_event, event_id=event_id)
+
+    def query(
+        self,
+        *,
+        external_customer_id: str | None = None,
+        event_name: str | None = None,
+        event_id: str | None = None,
+        source: str | None = None,
+        start_time: datetime | str | None = None,
+        end_time: datetime | str | None = None,
+        property_filters: Mapping[str, Sequence[str]] | str | None = None,
+        iter_first_key: str | None = None,
+        iter_last_key: str | None = None,
+        sort: EventSort | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        page_size: int | None = None,
+        offset: int | None = None,
+    ) -> EventPage:
+        """One page of stored events, newest first by default (needs ``event`` read).
+
+        Filters are exact matches; the window is ``[start_time, end_time)`` (default: the 7 days
+        before now); ``property_filters`` ``{key: [values]}`` (or ``"k1:v1,v2;k2:v3"``) as meter
+        filters. Page with ``page_size`` (1..1000, default 50) and ``offset``, or by key: pass
+        ``iter_last_key=format_key(page.events[-1])`` for the next page, or
+        ``iter_first_key=format_key(page.events[0])`` for the newer events (polling).
+        ``ValidationError`` names the field. See :mod:`billingkit.services.event_queries`.
+
+        Example (every event of a customer in the last 7 days, newest first)::
+
+            from billingkit.domain.event_queries import format_key
+
+            page = scoped.events.query(external_customer_id="cust-1", page_size=500)
+            seen = list(page.events)
+            while page.has_more:
+                key = format_key(page.events[-1])
+                page = scoped.events.query(external_customer_id="cust-1", page_size=500, iter_last_key=key)
+                seen += page.events
+        """
+        return self._s.run(
+            queries.query_events,
+            external_customer_id=external_customer_id,
+            event_name=event_name,
+            event_id=event_id,
+            source=source,
+            start_time=start_time,
+            end_time=end_time,
+            property_filters=property_filters,
+            iter_first_key=iter_first_key,
+            iter_last_key=iter_last_key,
+            sort=sort,
+            order=order,
+            page_size=page_size,
+            offset=offset,
+        )

@@ -1,0 +1,649 @@
+"""Benchmark: bulk usage event ingestion into a large events table, raw driver vs library vs HTTP.
+
+Run: ``python -m bench ingest [-- --preload 1000000 --batches 20 --rounds 5 --stores sqlite,postgres
+--no-profile]``.
+
+For each store (a SQLite file in a temporary directory; PostgreSQL at ``--pg-url``, a database this
+benchmark owns: it is created when missing and its ``public`` schema is dropped and recreated):
+
+0. the schema is created with billingkit's migrations, a tenant is bootstrapped, a SUM meter is
+   created for the event name (so every event is matched) and an ``event_ingestor`` API key is
+   issued; then the ``events`` table is preloaded with ``--preload`` events (1,000 customers,
+   random event ids, timestamps spread over three months, properties ``{"tokens": n, "model":
+   "m1"}``) with the fastest bare-driver path (sqlite3 ``executemany`` in id order with the
+   secondary indexes built afterwards; psycopg ``COPY`` with the indexes built afterwards). The
+   preload is not measured.
+1. Three ways of ingesting batches of 1,000 new events (fresh random ids) are measured, interleaved
+   (a, b, c, a, b, c, ...) for ``--rounds`` rounds of ``--batches`` batches each:
+
+   a. raw: the bare driver (``sqlite3`` / ``psycopg``, no SQLAlchemy) runs the statement the library
+      runs, one multi-row ``INSERT ... ON CONFLICT (tenant_id, environment_id, id) DO NOTHING
+      RETURNING id`` per batch, in one transaction per batch, from rows already in the form the
+      driver takes (timestamps as the column stores them, properties as JSON text). It is the
+      floor: what the database and its driver cost.
+   b. library: ``scoped.events.ingest_bulk(batch)`` in process, batches of 1,000 dicts in wire
+      form (ISO 8601 timestamp strings, properties dicts): validation, the insert, meter matching,
+      the commit.
+   c. HTTP: ``billingkit serve`` (uvicorn) in a subprocess on the same database; this process
+      POSTs pre-encoded ``{"events": [...]}`` bodies of 1,000 events to ``/v1/events/bulk`` over
+      one keep-alive connection, with the ``event_ingestor`` key.
+
+   Every measurement starts from the same state: its inputs built beforehand, a full garbage
+   collection, and a checkpoint just done (PostgreSQL ``CHECKPOINT``, SQLite
+   ``wal_checkpoint(TRUNCATE)``): after a checkpoint PostgreSQL logs whole pages again, which
+   makes the next batches up to 1.5x slower, whichever mode runs then. The figure of each mode is
+   the median over the rounds of events per second; the ratios b/a and c/a are of the medians
+   (targets: b/a >= 0.85, c/a >= 0.60).
+2. Unless ``--no-profile``: where (b)'s time goes, over ``--profile-batches`` more batches: the
+   wall-clock time of its parts (validation, the insert, the meter lookup, the commit, the unit of
+   work), then a cProfile, top functions by cumulative time.
+
+The PostgreSQL database is left in place (it is reset at the next run); the SQLite file is removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import http.client
+import io
+import json
+import os
+import pstats
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from billingkit import Billing, Scoped, SqlStorage
+from billingkit.storage.sql.tables import events as events_table
+from billingkit.storage.sql.types import sqlite_time  # how UtcDateTime stores instants on SQLite
+
+TARGET_LIBRARY = 0.85
+TARGET_HTTP = 0.60
+EVENT_NAME = "llm.tokens"
+COLUMNS = (
+    "tenant_id",
+    "environment_id",
+    "id",
+    "event_name",
+    "external_customer_id",
+    "customer_id",
+    "timestamp",
+    "source",
+    "properties",
+    "ingested_at",
+)
+PERIOD_START = datetime(2026, 1, 1, tzinfo=UTC)
+PERIOD_SECONDS = 90 * 86400  # three months
+DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/billingkit_bench"
+PROTECTED_DATABASES = {"postgres", "test", "template0", "template1"}
+
+
+# -- the workload -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    event_id: str
+    customer: str
+    timestamp: datetime
+    tokens: int
+
+
+class Workload:
+    """Random events: 1,000 customers, random ids, timestamps over three months (millisecond
+    precision), ``tokens`` 1..5,000."""
+
+    def __init__(self, customers: int, seed: int) -> None:
+        self.random = random.Random(seed)
+        self.customers = [f"cust-{i:04d}" for i in range(customers)]
+
+    def events(self, n: int) -> list[Event]:
+        rnd = self.random
+        return [
+            Event(
+                f"evt_{rnd.getrandbits(128):032x}",
+                rnd.choice(self.customers),
+                PERIOD_START + timedelta(milliseconds=rnd.randrange(PERIOD_SECONDS * 1000)),
+                rnd.randint(1, 5000),
+            )
+            for _ in range(n)
+        ]
+
+
+def wire(events: list[Event]) -> list[dict[str, Any]]:
+    """The wire form, as an API client sends it (and as ``ingest_bulk`` takes it)."""
+    return [
+        {
+            "event_id": e.event_id,
+            "event_name": EVENT_NAME,
+            "external_customer_id": e.customer,
+            "timestamp": e.timestamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "properties": {"tokens": e.tokens, "model": "m1"},
+        }
+        for e in events
+    ]
+
+
+def storage_rows(store: Store, events: list[Event], ingested_at: datetime) -> list[tuple[Any, ...]]:
+    """Rows in the form the driver takes for the ``events`` columns (``COLUMNS``)."""
+    as_time: Callable[[datetime], Any] = sqlite_time if store.kind == "sqlite" else (lambda t: t)
+    ingested = as_time(ingested_at)
+    return [
+        (
+            store.tenant_id,
+            store.environment_id,
+            e.event_id,
+            EVENT_NAME,
+            e.customer,
+            None,
+            as_time(e.timestamp),
+            None,
+            json.dumps({"tokens": e.tokens, "model": "m1"}),
+            ingested,
+        )
+        for e in events
+    ]
+
+
+# -- stores ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Store:
+    kind: str  # "sqlite" | "postgres"
+    url: str  # SQLAlchemy / billingkit URL
+    tenant_id: str = ""
+    environment_id: str = ""
+    api_key: str = ""
+
+
+def _pg_database(url: str) -> tuple[str, str]:
+    """(the database name, the URL of the server's ``postgres`` database)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    name = parsed.database or ""
+    admin = parsed.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    return name, admin
+
+
+def _libpq(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def reset_postgres(url: str) -> None:
+    """Create the benchmark database when missing; drop and recreate its ``public`` schema."""
+    import psycopg
+
+    name, admin_url = _pg_database(url)
+    if not name or name in PROTECTED_DATABASES or not name.startswith("billingkit_bench"):
+        raise SystemExit(f"refusing to use database {name!r}: give a database named billingkit_bench*")
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(_libpq(url), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+
+
+def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
+    """Schema, tenant, meter, ingestor key, then the preload (not measured)."""
+    started = time.perf_counter()
+    if store.kind == "postgres":
+        reset_postgres(store.url)
+    storage = SqlStorage.from_url(store.url, migrate=True)
+    billing = Billing(storage)
+    setup = billing.bootstrap(tenant_name="Bench", owner_email="owner@bench.test")
+    env = setup.environments[0][0]
+    store.tenant_id, store.environment_id = setup.tenant.id, env.id
+    scoped = billing.scope(store.tenant_id, store.environment_id)
+    scoped.meters.create(name="Tokens", event_name=EVENT_NAME, aggregation={"type": "SUM", "field": "tokens"})
+    account, _ = scoped.users.create(type="service_account", name="ingest", roles=["event_ingestor"])
+    store.api_key = scoped.api_keys.create(name="bench", service_account_id=account.id).api_key
+    billing.close()
+
+    events = workload.events(args.preload)
+    events.sort(key=lambda e: e.event_id)  # primary key order: appends, not random inserts
+    rows = storage_rows(store, events, PERIOD_START + timedelta(seconds=PERIOD_SECONDS))
+    del events
+    if store.kind == "sqlite":
+        _preload_sqlite(store, rows)
+    else:
+        _preload_postgres(store, rows)
+    print(
+        f"  preloaded {len(rows):,} events for {len(workload.customers):,} customers "
+        f"in {time.perf_counter() - started:.1f}s (not measured)"
+    )
+
+
+def _sqlite_path(store: Store) -> str:
+    return store.url.removeprefix("sqlite:///")
+
+
+def _sqlite_connect(store: Store) -> sqlite3.Connection:
+    """A bare connection configured as billingkit configures its own (WAL, synchronous=NORMAL)."""
+    conn = sqlite3.connect(_sqlite_path(store), isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _index_sql(dialect: Any) -> list[tuple[str, str]]:
+    """(drop, create) statements of the events table's secondary indexes, as the schema defines
+    them (built after the preload: one sort instead of a million random inserts)."""
+    from sqlalchemy.schema import CreateIndex
+
+    return [
+        (f"DROP INDEX {index.name}", str(CreateIndex(index).compile(dialect=dialect)))
+        for index in sorted(events_table.indexes, key=lambda i: str(i.name))
+    ]
+
+
+def _preload_sqlite(store: Store, rows: list[tuple[Any, ...]]) -> None:
+    from sqlalchemy.dialects import sqlite
+
+    conn = _sqlite_connect(store)
+    indexes = _index_sql(sqlite.dialect())
+    for drop, _ in indexes:
+        conn.execute(drop)
+    insert = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+    step = 100_000
+    for start in range(0, len(rows), step):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(insert, rows[start : start + step])
+        conn.execute("COMMIT")
+    for _, create in indexes:
+        conn.execute(create)
+    conn.execute("ANALYZE")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def _preload_postgres(store: Store, rows: list[tuple[Any, ...]]) -> None:
+    import psycopg
+    from sqlalchemy.dialects import postgresql
+
+    indexes = _index_sql(postgresql.dialect())
+    with psycopg.connect(_libpq(store.url), autocommit=True) as conn:
+        for drop, _ in indexes:
+            conn.execute(drop)
+        conn.execute("ALTER TABLE events DROP CONSTRAINT pk_events")
+        copy_sql = f"COPY events ({', '.join(COLUMNS)}) FROM STDIN"
+        with conn.transaction(), conn.cursor() as cur, cur.copy(copy_sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+        conn.execute(
+            "ALTER TABLE events ADD CONSTRAINT pk_events PRIMARY KEY (tenant_id, environment_id, id)"
+        )
+        for _, create in indexes:
+            conn.execute(create)
+        conn.execute("VACUUM ANALYZE events")
+        conn.execute("CHECKPOINT")
+
+
+def checkpoint(store: Store) -> None:
+    """Start each measurement from the same state: a checkpoint just done. Right after one,
+    PostgreSQL writes every page an insert touches first in full into the WAL (about 16 MB per
+    1,000 events here, falling to about 7 MB as the pages are touched again), and it checkpoints
+    every few hundred MB of WAL: without this, whichever mode runs after a checkpoint pays more."""
+    if store.kind == "sqlite":
+        conn = _sqlite_connect(store)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(_libpq(store.url), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+
+
+def count_events(store: Store) -> int:
+    if store.kind == "sqlite":
+        conn = _sqlite_connect(store)
+        (n,) = conn.execute("SELECT count(*) FROM events").fetchone()
+        conn.close()
+        return int(n)
+    import psycopg
+
+    with psycopg.connect(_libpq(store.url)) as conn:
+        row = conn.execute("SELECT count(*) FROM events").fetchone()
+        return int(row[0]) if row else 0
+
+
+# -- (a) raw driver -------------------------------------------------------------------------------
+
+
+def _multi_row_insert(kind: str, rows: int) -> str:
+    """The statement, with ``?`` placeholders (sqlite3) or ``$n`` ones (psycopg's RawCursor)."""
+    width = len(COLUMNS)
+    if kind == "sqlite":
+        groups = ["(" + ", ".join(["?"] * width) + ")"] * rows
+    else:
+        groups = [
+            "(" + ", ".join(f"${i + j}" for j in range(1, width + 1)) + ")"
+            for i in range(0, rows * width, width)
+        ]
+    return (
+        f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES {', '.join(groups)} "
+        "ON CONFLICT (tenant_id, environment_id, id) DO NOTHING RETURNING id"
+    )
+
+
+class RawIngest:
+    """One multi-row ``INSERT ... ON CONFLICT DO NOTHING RETURNING id`` per batch, one transaction
+    per batch, on a bare driver connection. sqlite3 caches the compiled statement; on PostgreSQL
+    the statement uses ``$n`` placeholders on a ``RawCursor`` (no client-side placeholder
+    rewriting, the fastest psycopg form measured) and psycopg prepares it after five uses."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        if store.kind == "sqlite":
+            self.conn: Any = _sqlite_connect(store)
+        else:
+            import psycopg
+
+            self.conn = psycopg.connect(_libpq(store.url), cursor_factory=psycopg.RawCursor)
+        self.statements: dict[int, str] = {}
+
+    def __call__(self, rows: list[tuple[Any, ...]]) -> int:
+        sql = self.statements.get(len(rows))
+        if sql is None:
+            sql = self.statements[len(rows)] = _multi_row_insert(self.store.kind, len(rows))
+        params = [value for row in rows for value in row]
+        conn = self.conn
+        if self.store.kind == "sqlite":
+            conn.execute("BEGIN IMMEDIATE")
+            stored = {r[0] for r in conn.execute(sql, params).fetchall()}
+            conn.execute("COMMIT")
+        else:
+            with conn.cursor() as cur:
+                cur.execute(sql, params)
+                stored = {r[0] for r in cur.fetchall()}
+            conn.commit()
+        return len(stored)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# -- (c) HTTP server ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def http_server(store: Store) -> Iterator[int]:
+    """``billingkit serve`` on the store's database, in a subprocess; yields its port."""
+    port = _free_port()
+    command = [sys.executable, "-m", "billingkit.cli", "serve", "--database-url", store.url]
+    command += ["--port", str(port), "--log-level", "warning"]
+    process = subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/v1/health-probe-that-is-a-404")
+                conn.getresponse().read()
+                conn.close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("the HTTP server did not start") from None
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class HttpIngest:
+    """POSTs pre-encoded bodies to ``/v1/events/bulk`` on one keep-alive connection."""
+
+    def __init__(self, port: int, api_key: str) -> None:
+        self.port = port
+        self.headers = {"content-type": "application/json", "x-api-key": api_key}
+        self.conn = self._connect()
+
+    def _connect(self) -> http.client.HTTPConnection:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request("GET", "/v1/health-probe-that-is-a-404")
+        conn.getresponse().read()
+        return conn
+
+    def reconnect(self) -> None:
+        """A fresh keep-alive connection (the server closes idle ones after 5 s, and a round's
+        (a) and (b) take longer), opened outside the timed part."""
+        self.conn.close()
+        self.conn = self._connect()
+
+    def __call__(self, body: bytes) -> int:
+        self.conn.request("POST", "/v1/events/bulk", body=body, headers=self.headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        if response.status != 202:
+            raise SystemExit(f"HTTP {response.status}: {data[:500]!r}")
+        return int(json.loads(data)["accepted"])
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+
+def _measure(run: Callable[[Any], int], inputs: list[Any], batch_size: int) -> float:
+    """Events per second over ``inputs`` (one call each); every event must be new. A full garbage
+    collection first, so no mode pays for the garbage of another (or for its own prebuilt input)."""
+    gc.collect()
+    start = time.perf_counter()
+    for item in inputs:
+        stored = run(item)
+        if stored != batch_size:
+            raise SystemExit(f"expected {batch_size} new events, the store took {stored}")
+    return len(inputs) * batch_size / (time.perf_counter() - start)
+
+
+@contextmanager
+def _timed_parts() -> Iterator[dict[str, float]]:
+    """Wall-clock seconds spent in the parts of (b), by wrapping them with a timer (a wrapper
+    costs about 0.1 us a call, unlike cProfile, which slows every Python call down)."""
+    from sqlalchemy.engine import Connection
+
+    from billingkit.services import events as service
+    from billingkit.storage.sql import events as sql_events
+    from billingkit.storage.sql import storage as sql_storage
+
+    spent: dict[str, float] = {}
+    targets = [
+        (service, "parse_event", "validation (parse_event, 1,000 calls)"),
+        (sql_events.SqlEventStore, "insert_new", "insert_new: rows and the INSERT"),
+        (Connection, "exec_driver_sql", "  of which the INSERT statement"),
+        (service, "meters_for_events", "meters_for_events (meter lookup)"),
+        (sql_storage.SqlUnitOfWork, "commit", "commit"),
+        (sql_storage.SqlUnitOfWork, "__enter__", "unit of work open (pool, ping)"),
+        (sql_storage.SqlUnitOfWork, "__exit__", "unit of work close"),
+    ]
+    saved = []
+    for owner, name, label in targets:
+        original = owner.__dict__[name]
+        saved.append((owner, name, original))
+        spent[label] = 0.0
+
+        def timed(*a: Any, _f: Any = original, _label: str = label, **k: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                spent[_label] += time.perf_counter() - start
+
+        setattr(owner, name, timed)
+    try:
+        yield spent
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def _profile(store: Store, scoped: Scoped, workload: Workload, args: argparse.Namespace) -> None:
+    """Where (b)'s time goes: timed parts, then cProfile's top functions by cumulative time."""
+    n = args.profile_batches
+    batches = [wire(workload.events(args.batch_size)) for _ in range(n)]
+    checkpoint(store)
+    gc.collect()
+    with _timed_parts() as spent:
+        start = time.perf_counter()
+        for batch in batches:
+            scoped.events.ingest_bulk(batch)
+        total = time.perf_counter() - start
+    print(
+        f"  where (b)'s time goes ({n} batches of {args.batch_size:,}, {total * 1e3 / n:.1f} ms per batch):"
+    )
+    top_level = 0.0
+    for label, seconds in spent.items():
+        if not seconds:
+            continue
+        if not label.startswith(" "):
+            top_level += seconds
+        print(f"    {label:<40} {seconds * 1e3 / n:7.2f} ms  {seconds / total:6.1%}")
+    rest = total - top_level
+    print(f"    {'rest (result, matching, bookkeeping)':<40} {rest * 1e3 / n:7.2f} ms  {rest / total:6.1%}")
+
+    batches = [wire(workload.events(args.batch_size)) for _ in range(n)]
+    gc.collect()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for batch in batches:
+        scoped.events.ingest_bulk(batch)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("cumulative").print_stats(args.top)
+    print(f"  cProfile of (b), top {args.top} by cumulative time (cProfile slows Python calls down):")
+    lines = out.getvalue().splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
+    for line in lines[first:]:
+        if line.strip():
+            print("    " + line)
+
+
+def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
+    print(f"== {store.kind}: {store.url}")
+    workload = Workload(args.customers, seed=args.seed)
+    prepare(store, args, workload)
+    size = args.batch_size
+
+    raw = RawIngest(store)
+    billing = Billing(SqlStorage.from_url(store.url, migrate=False))
+    scoped = billing.scope(store.tenant_id, store.environment_id)
+    figures: dict[str, list[float]] = {"a": [], "b": [], "c": []}
+    with http_server(store) as port:
+        client = HttpIngest(port, store.api_key)
+
+        def inputs(mode: str, n: int) -> list[Any]:
+            batches = [workload.events(size) for _ in range(n)]
+            if mode == "a":
+                now = datetime.now(UTC)
+                return [storage_rows(store, b, now) for b in batches]
+            if mode == "b":
+                return [wire(b) for b in batches]
+            return [json.dumps({"events": wire(b)}).encode() for b in batches]
+
+        runners: dict[str, Callable[[Any], int]] = {
+            "a": raw,
+            "b": lambda batch: len(scoped.events.ingest_bulk(batch).accepted_ids),
+            "c": client,
+        }
+        for mode in "abc":  # warm up: driver statement caches, pools, the server's first request
+            _measure(runners[mode], inputs(mode, 2), size)
+        for round_no in range(1, args.rounds + 1):
+            line = []
+            for mode in "abc":
+                batches = inputs(mode, args.batches)
+                checkpoint(store)
+                if mode == "c":
+                    client.reconnect()
+                rate = _measure(runners[mode], batches, size)
+                figures[mode].append(rate)
+                line.append(f"{mode} {rate:>9,.0f}/s")
+            print(f"  round {round_no}: " + "   ".join(line))
+        client.close()
+    raw.close()
+
+    result = {mode: statistics.median(values) for mode, values in figures.items()}
+    expected = args.preload + (3 * 2 + 3 * args.rounds * args.batches) * size
+    stored = count_events(store)
+    if stored != expected:
+        raise SystemExit(f"the events table has {stored:,} rows, expected {expected:,}")
+    if not args.no_profile:
+        _profile(store, scoped, workload, args)
+    billing.close()
+    return result
+
+
+def main(argv: list[str]) -> None:
+    """Print events/s of raw driver, library and HTTP ingestion per store, and their ratios."""
+    parser = argparse.ArgumentParser(prog="bench ingest")
+    parser.add_argument("--preload", type=int, default=1_000_000, help="events in the table before")
+    parser.add_argument("--customers", type=int, default=1000)
+    parser.add_argument("--batches", type=int, default=20, help="batches per measurement")
+    parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of a, b, c")
+    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--pg-url", default=DEFAULT_PG_URL, help="a database this benchmark may wipe")
+    parser.add_argument("--seed", type=int, default=20260501)
+    parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--profile-batches", type=int, default=10)
+    parser.add_argument("--top", type=int, default=25, help="profile rows to show")
+    args = parser.parse_args(argv)
+
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    unknown = set(stores) - {"sqlite", "postgres"}
+    if unknown:
+        raise SystemExit(f"unknown store(s) {sorted(unknown)}; use sqlite and/or postgres")
+    print(
+        f"workload: {args.preload:,} events preloaded, {args.customers:,} customers; "
+        f"{args.rounds} rounds x {args.batches} batches x {args.batch_size:,} events per figure; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    results: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_ingest_") as tmp:
+        for kind in stores:
+            url = f"sqlite:///{Path(tmp) / 'bench.db'}" if kind == "sqlite" else args.pg_url
+            results[kind] = run_store(Store(kind, url), args)
+
+    print()
+    print("| store | (a) raw driver | (b) library | (c) HTTP | b/a | c/a |")
+    print("|---|---|---|---|---|---|")
+    met = True
+    for kind, r in results.items():
+        b_a, c_a = r["b"] / r["a"], r["c"] / r["a"]
+        met = met and b_a >= TARGET_LIBRARY and c_a >= TARGET_HTTP
+        print(f"| {kind} | {r['a']:,.0f}/s | {r['b']:,.0f}/s | {r['c']:,.0f}/s | {b_a:.2f} | {c_a:.2f} |")
+    verdict = "met" if met else "NOT met"
+    print(f"targets b/a >= {TARGET_LIBRARY}, c/a >= {TARGET_HTTP}: {verdict}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
