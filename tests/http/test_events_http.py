@@ -50,6 +50,7 @@ def test_single_and_bulk(client: TestClient, test_key: dict[str, str], prod_key:
         "duplicates": 0,
         "accepted_ids": ["e0", "e1", "e2", "e3", "e4"],
         "duplicate_ids": [],
+        "evaluate_alerts_immediately": False,
     }
     second = client.post("/v1/events/bulk", json={"events": _events(5)}, headers=test_key).json()
     assert (second["accepted"], second["duplicate_ids"]) == (0, ["e0", "e1", "e2", "e3", "e4"])
@@ -205,3 +206,13 @@ def test_bodies_are_read_as_before_and_a_streamed_body_over_the_limit_is_413(
 
     response = small.post("/v1/events/bulk", content=chunks(), headers=headers)
     assert_error(response, 413, "payload_too_large")
+
+
+def test_the_alerts_flag_over_http(client: TestClient, test_key: dict[str, str]) -> None:
+    body = {"events": _events(2), "evaluate_alerts_immediately": True}
+    response = client.post("/v1/events/bulk", json=body, headers=test_key)
+    assert response.status_code == 202 and response.json()["evaluate_alerts_immediately"] is True
+    bad = client.post(
+        "/v1/events/bulk", json={**body, "evaluate_alerts_immediately": "yes"}, headers=test_key
+    )
+    assert assert_error(bad, 400, "validation_error")["details"]["field"] == "evaluate_alerts_immediately"

@@ -318,3 +318,23 @@ def test_decimal_properties_are_summed_exactly_by_usage(test_env: Scoped) -> Non
         end_time="2026-05-02T00:00:00Z",
     )
     assert report.result.value == Decimal("102.60000000000000000001")
+
+
+def test_a_rejected_event_with_a_long_id_is_recorded(test_env: Scoped) -> None:
+    # event ids may be 255 characters; event.rejected stores the id as its entity id
+    long_id = "e" * 255
+    result = test_env.events.ingest(
+        event_id=long_id, event_name="nothing.meters.this", external_customer_id="c"
+    )
+    assert result.rejected == {long_id: "no_meter_for_event_name"}
+    (note,) = [n for n in test_env.notifications.list().items if n.event_type == "event.rejected"]
+    assert note.entity_id == long_id
+
+
+def test_the_alerts_flag_is_recorded_and_checked(test_env: Scoped) -> None:
+    result = test_env.events.ingest_bulk(_batch(1), evaluate_alerts_immediately=True)
+    assert result.evaluate_alerts_immediately and result.to_dict()["evaluate_alerts_immediately"] is True
+    assert test_env.events.ingest_bulk(_batch(1, "f")).to_dict()["evaluate_alerts_immediately"] is False
+    with pytest.raises(ValidationError) as caught:
+        test_env.events.ingest_bulk(_batch(1, "g"), evaluate_alerts_immediately="yes")  # type: ignore[arg-type]
+    assert caught.value.field == "evaluate_alerts_immediately"

@@ -29,10 +29,19 @@ class Events:
         Sending an id again stores nothing and reports it in ``duplicate_ids``."""
         return self.ingest_bulk([dict(event or {}, **fields)])
 
-    def ingest_bulk(self, events: Sequence[Mapping[str, Any]]) -> svc.IngestResult:
+    def ingest_bulk(
+        self, events: Sequence[Mapping[str, Any]], *, evaluate_alerts_immediately: bool = False
+    ) -> svc.IngestResult:
         """Validate every event, then store the new ones in one write; all or nothing on invalid
-        input (``ValidationError`` on ``events[i].<field>``). At most ``billing.max_bulk_events``."""
-        return self._s.run(svc.ingest_events, events=events, max_events=self._s.billing.max_bulk_events)
+        input (``ValidationError`` on ``events[i].<field>``). At most ``billing.max_bulk_events``.
+        ``evaluate_alerts_immediately`` is recorded on the result (alert evaluation itself
+        arrives with usage alerts)."""
+        return self._s.run(
+            svc.ingest_events,
+            events=events,
+            max_events=self._s.billing.max_bulk_events,
+            evaluate_alerts_immediately=evaluate_alerts_immediately,
+        )
 
     def get(self, event_id: str) -> UsageEvent:
         """The stored event with this id, or ``NotFound``."""

@@ -66,6 +66,9 @@ class IngestResult:
     accepted_ids: tuple[str, ...]
     duplicate_ids: tuple[str, ...]
     rejected: dict[str, str] = field(default_factory=dict)  # event id -> reason, for new events
+    # The caller asked for usage alerts to be evaluated right away. Recorded and echoed; alert
+    # evaluation itself arrives with notifications (alerts), and will read this flag.
+    evaluate_alerts_immediately: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,7 @@ class IngestResult:
             "duplicates": len(self.duplicate_ids),
             "accepted_ids": list(self.accepted_ids),
             "duplicate_ids": list(self.duplicate_ids),
+            "evaluate_alerts_immediately": self.evaluate_alerts_immediately,
         }
 
 
@@ -368,10 +372,19 @@ def _rejection(event: UsageEvent, meters: list[MeterSpec]) -> str | None:
 
 
 def ingest_events(
-    uow: UnitOfWork, ctx: Context, *, events: Sequence[Any], max_events: int = DEFAULT_MAX_BULK_EVENTS
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    events: Sequence[Any],
+    max_events: int = DEFAULT_MAX_BULK_EVENTS,
+    evaluate_alerts_immediately: bool = False,
 ) -> IngestResult:
     """Validate the batch, store the new events, report accepted and duplicate ids (see module)."""
     ctx.require(ENTITY, Action.WRITE)
+    if not isinstance(evaluate_alerts_immediately, bool):
+        raise ValidationError(
+            "evaluate_alerts_immediately must be true or false", field="evaluate_alerts_immediately"
+        )
     if len(events) > max_events:
         raise ValidationError(
             f"a batch holds at most {max_events} events, got {len(events)}",
@@ -409,7 +422,9 @@ def ingest_events(
                 entity_id=event.event_id,
                 resource={**event_to_dict(event, ctx.env), "reason": reason},
             )
-    return IngestResult(tuple(e.event_id for e in new), tuple(duplicates), rejected)
+    return IngestResult(
+        tuple(e.event_id for e in new), tuple(duplicates), rejected, evaluate_alerts_immediately
+    )
 
 
 def get_event(uow: UnitOfWork, ctx: Context, *, event_id: str) -> UsageEvent:

@@ -115,11 +115,14 @@ def ingest_event(body: JsonBody, caller: EnvCaller) -> dict[str, Any]:
 
 @router.post("/bulk", status_code=202, openapi_extra=_OBJECT_BODY)
 def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, Any]:
-    """Body ``{"events": [...]}``; the response adds counts and ids to the reference's message."""
-    events = _object(body).get("events")
+    """Body ``{"events": [...], "evaluate_alerts_immediately": false}``; the response adds counts
+    and ids to the reference's message."""
+    request = _object(body)
+    events = request.get("events")
     if not isinstance(events, list):
         raise ValidationError("events must be a list", field="events")
-    return caller.events.ingest_bulk(events).to_dict()
+    alerts = request.get("evaluate_alerts_immediately", False)
+    return caller.events.ingest_bulk(events, evaluate_alerts_immediately=alerts).to_dict()
 
 
 @router.get("/lookup")

@@ -123,7 +123,7 @@ notifications = Table(
     *_common(),
     Column("event_type", String(128), nullable=False),
     Column("entity_type", String(64), nullable=False),
-    Column("entity_id", String(64), nullable=False),
+    Column("entity_id", String(255), nullable=False),  # event ids are up to 255
     Column("payload", JsonDocument, nullable=False),
     Index("ix_notification_events_scope_created", "tenant_id", "environment_id", "created_at"),
 )
