@@ -41,7 +41,7 @@ from billingkit.domain.validation import ensure_utc
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.events import event_to_dict
+from billingkit.services.events import event_to_dict, text_problem, unstorable_text
 
 __all__ = [
     "DEFAULT_EVENT_PAGE",
@@ -59,13 +59,7 @@ DEFAULT_EVENT_WINDOW = timedelta(days=7)
 
 def _bad_text(text: str) -> str | None:
     """Why no database can compare with ``text`` (NUL, lone surrogate), or None."""
-    if "\x00" in text:
-        return "must not contain the NUL character (\\u0000)"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "must be valid Unicode text (it contains an unpaired surrogate)"
-    return None
+    return text_problem(text) if unstorable_text(text) else None
 
 
 def _text(value: Any, field: str) -> str | None:

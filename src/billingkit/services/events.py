@@ -47,6 +47,8 @@ __all__ = [
     "get_event",
     "ingest_events",
     "parse_event",
+    "text_problem",
+    "unstorable_text",
 ]
 
 ENTITY = "event"
@@ -92,8 +94,8 @@ def _text(raw: Mapping[str, Any], name: str, path: str, *, required: bool) -> st
     limit = _MAX_LENGTH.get(name, _MAX_TEXT)
     if len(value) > limit:
         raise ValidationError(f"{path}{name} is longer than {limit} characters", field=f"{path}{name}")
-    if "\x00" in value or not (value.isascii() or _is_utf8(value)):
-        raise ValidationError(f"{path}{name} {_text_problem(value)}", field=f"{path}{name}")
+    if unstorable_text(value):
+        raise ValidationError(f"{path}{name} {text_problem(value)}", field=f"{path}{name}")
     return value
 
 
@@ -109,13 +111,15 @@ def _is_utf8(text: str) -> bool:
 _NOT_FINITE = "must be a finite number (not NaN or Infinity)"
 
 
-def _text_problem(text: str) -> str:
+def text_problem(text: str) -> str:
+    """Why :func:`unstorable_text` refused ``text``."""
     if "\x00" in text:
         return "must not contain the NUL character (\\u0000)"
     return "must be valid Unicode text (it contains an unpaired surrogate)"
 
 
-def _bad_text(text: str) -> bool:
+def unstorable_text(text: str) -> bool:
+    """Whether no database can store or compare ``text`` (a NUL or a lone surrogate)."""
     return "\x00" in text or not (text.isascii() or _is_utf8(text))
 
 
@@ -134,7 +138,7 @@ def _key_part(key: Any) -> str:
     """A property name as shown in an error path. A name that cannot be shown as it is (NUL, lone
     surrogate) is shown JSON-escaped (``a\\u0000b``), so the error itself can always be rendered."""
     text = str(key)
-    return json.dumps(text)[1:-1] if _bad_text(text) else text
+    return json.dumps(text)[1:-1] if unstorable_text(text) else text
 
 
 def _decimal_text(value: Decimal) -> str | None:
@@ -152,8 +156,8 @@ def _property_value(value: Any) -> Any:
     containers copied with their items checked. Raises ``_BadProperty``."""
     kind = type(value)
     if kind is str:
-        if _bad_text(value):
-            raise _BadProperty(_text_problem(value))
+        if unstorable_text(value):
+            raise _BadProperty(text_problem(value))
         return value
     if kind is int or kind is bool or value is None:
         return value
@@ -178,8 +182,8 @@ def _property_value(value: Any) -> Any:
             raise _BadProperty(_NOT_FINITE)
         return text
     if isinstance(value, str):  # a str subclass, e.g. a StrEnum member
-        if _bad_text(value):
-            raise _BadProperty(_text_problem(value))
+        if unstorable_text(value):
+            raise _BadProperty(text_problem(value))
     elif isinstance(value, float) and not isfinite(value):  # a float subclass
         raise _BadProperty(_NOT_FINITE)
     return value
@@ -191,13 +195,13 @@ def _property_map(properties: Mapping[Any, Any]) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     for key, value in properties.items():
         if isinstance(key, str) and ("\x00" in key or not (key.isascii() or _is_utf8(key))):
-            bad = _BadProperty(_text_problem(key), in_name=True)
+            bad = _BadProperty(text_problem(key), in_name=True)
             bad.parts.append(_key_part(key))
             raise bad
         kind = type(value)
         if kind is str:
             if "\x00" in value or not (value.isascii() or _is_utf8(value)):
-                bad = _BadProperty(_text_problem(value))
+                bad = _BadProperty(text_problem(value))
                 bad.parts.append(_key_part(key))
                 raise bad
         elif not (kind is int or kind is bool or value is None or (kind is float and isfinite(value))):
