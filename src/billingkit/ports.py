@@ -27,12 +27,23 @@ from billingkit.domain.catalog import (
 )
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
+from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
+from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 
-__all__ = ["Clock", "EventStore", "Repository", "Scope", "Storage", "UnitOfWork", "UsageStore"]
+__all__ = [
+    "Clock",
+    "CounterStore",
+    "EventStore",
+    "Repository",
+    "Scope",
+    "Storage",
+    "UnitOfWork",
+    "UsageStore",
+]
 
 T = TypeVar("T", bound=Record)
 
@@ -96,6 +107,16 @@ class UsageStore(Protocol):
         ...
 
 
+class CounterStore(Protocol):
+    """Named counters of one scope (invoice numbers). A counter moves inside the caller's
+    transaction, so a rolled-back unit of work gives its numbers back: sequences are gap-free.
+    Concurrent units of work taking the same counter queue on it (a row lock on SQL stores)."""
+
+    def next(self, name: str) -> int:
+        """Advance counter ``name`` and return its new value (1 for a new counter)."""
+        ...
+
+
 class Scope(Protocol):
     @property
     def tenant_id(self) -> str: ...
@@ -128,8 +149,11 @@ class UnitOfWork(Protocol):
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
+    subscriptions: Repository[Subscription]
+    invoices: Repository[Invoice]
     events: EventStore
     usage: UsageStore
+    counters: CounterStore
 
     def __enter__(self) -> UnitOfWork: ...
 
@@ -155,6 +179,13 @@ class UnitOfWork(Protocol):
 
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
         """Login lookup across tenants (the only other unscoped read)."""
+        ...
+
+    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
+        """Up to ``limit`` published subscriptions of any scope whose ``next_run_at`` is at or
+        before ``now``, earliest first, claimed for this transaction: PostgreSQL locks them
+        (``FOR UPDATE SKIP LOCKED``), so a concurrent runner claims others; SQLite and the memory
+        store serialise writers anyway. The billing run is the only caller."""
         ...
 
 

@@ -130,7 +130,7 @@ def test_import_is_cheap_and_inert() -> None:
 def test_every_tenant_owned_table_is_scoped() -> None:
     assert set(TABLES) == set(KINDS), "every kind has a table and vice versa"
     # Every kind has a repository; usage events have their own scoped port (EventStore).
-    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events", "usage"}
+    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events", "usage", "counters"}
     for name, kind in KINDS.items():
         columns = set(TABLES[name].c.keys())
         if kind.level is not Level.GLOBAL:
@@ -140,6 +140,6 @@ def test_every_tenant_owned_table_is_scoped() -> None:
         common = {"id", "status", "created_at", "updated_at", "created_by", "updated_by"}
         assert common <= columns, name
     known = {t.name for t in TABLES.values()}
-    assert {t.name for t in metadata.sorted_tables} == known | {"events"}
+    assert {t.name for t in metadata.sorted_tables} == known | {"events", "counters"}
     # The events table is keyed by scope: its primary key starts with tenant and environment.
     assert [c.name for c in events.primary_key.columns] == ["tenant_id", "environment_id", "id"]

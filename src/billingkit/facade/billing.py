@@ -7,15 +7,18 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from billingkit.clock import SystemClock
 from billingkit.domain.access import Account, Actor, Tenant
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.errors import BillingError
 from billingkit.facade.scoped import Scoped
 from billingkit.ports import Clock, Storage, UnitOfWork
 from billingkit.services import access
+from billingkit.services.billing_runs import RunReport, bill_claimed
 from billingkit.services.context import Context
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
@@ -23,6 +26,8 @@ __all__ = ["Billing"]
 
 log = logging.getLogger("billingkit")
 R = TypeVar("R")
+#: Default lead time of the ``subscription.renewal.due`` notification.
+DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 Subscriber = Callable[[NotificationEvent], None]
 
 
@@ -45,6 +50,7 @@ class Billing:
         *,
         token_secret: bytes | str | None = None,
         max_bulk_events: int = DEFAULT_MAX_BULK_EVENTS,
+        renewal_notice: timedelta | None = DEFAULT_RENEWAL_NOTICE,
     ) -> None:
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
@@ -60,6 +66,8 @@ class Billing:
         self.ids = IdFactory(self.clock.now)
         #: The most events one bulk ingestion call (or ``POST /events/bulk``) may carry.
         self.max_bulk_events = max_bulk_events
+        #: How long before a period ends ``subscription.renewal.due`` is recorded (None: never).
+        self.renewal_notice = renewal_notice
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._subscribers_lock = threading.Lock()
 
@@ -176,6 +184,82 @@ class Billing:
                 owner_password=owner_password,
             ),
         )
+
+    # -- due work --------------------------------------------------------------------------
+    def run_due(self, now: datetime | None = None, *, batch_size: int = 500) -> RunReport:
+        """Bill everything due at ``now`` (default: the clock's time), in every tenant and
+        environment: renewal notices, trial ends, period ends (each elapsed period gets its own
+        invoice) and subscriptions reaching their end date.
+
+        Work is claimed and committed in batches of ``batch_size`` subscriptions; a batch either
+        commits whole or not at all, so a crash bills nothing twice and loses nothing (the next run
+        picks the work up). A subscription that cannot be billed is reported in
+        ``RunReport.failures`` and stays due; the others go on. Safe to call from several processes
+        on one PostgreSQL database at once.
+        """
+        from billingkit.domain.validation import ensure_utc
+
+        at = self.clock.now() if now is None else ensure_utc(now, "now")
+        report = RunReport()
+        skipped: set[str] = set()
+        while True:
+            with self.storage.unit_of_work() as uow:
+                claimed = [
+                    s
+                    for s in uow.claim_due_subscriptions(at, batch_size + len(skipped))
+                    if s.id not in skipped
+                ][:batch_size]
+                if not claimed:
+                    break
+                try:
+                    result = bill_claimed(
+                        uow, claimed, now=at, ids=self.ids, renewal_notice=self.renewal_notice
+                    )
+                    uow.commit()
+                except BillingError:
+                    log.warning(
+                        "billing batch of %d failed; retrying one by one", len(claimed), exc_info=True
+                    )
+                    result = None
+            if result is None:
+                for sub in claimed:
+                    self._bill_one(sub.tenant_id, sub.environment_id, sub.id, at, report, skipped)
+                continue
+            self._merge(report, result.report, skipped)
+            self._dispatch(result.recorded)
+        return report
+
+    def _bill_one(
+        self,
+        tenant_id: str,
+        environment_id: str,
+        sub_id: str,
+        at: datetime,
+        report: RunReport,
+        skipped: set[str],
+    ) -> None:
+        with self.storage.unit_of_work(tenant_id, environment_id) as uow:
+            sub = uow.subscriptions.find(sub_id)
+            if sub is None or sub.next_run_at is None or sub.next_run_at > at:
+                return
+            try:
+                result = bill_claimed(uow, [sub], now=at, ids=self.ids, renewal_notice=self.renewal_notice)
+                uow.commit()
+            except BillingError as exc:
+                log.warning("cannot bill subscription %s: %s", sub_id, exc.message)
+                report.failures.append((sub_id, exc.code, exc.message))
+                skipped.add(sub_id)
+                return
+        self._merge(report, result.report, skipped)
+        self._dispatch(result.recorded)
+
+    @staticmethod
+    def _merge(report: RunReport, part: RunReport, skipped: set[str]) -> None:
+        report.subscriptions += part.subscriptions
+        report.invoices += part.invoices
+        report.notifications += part.notifications
+        report.failures += part.failures
+        skipped.update(failure[0] for failure in part.failures)
 
     # -- notifications ---------------------------------------------------------------------
     def subscribe(self, event_type: str, callback: Subscriber) -> Callable[[], None]:

@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from billingkit.facade.events import Events
     from billingkit.facade.features import Features
     from billingkit.facade.groups import Groups
+    from billingkit.facade.invoices import Invoices
     from billingkit.facade.meters import Meters
     from billingkit.facade.notifications import Notifications
     from billingkit.facade.plans import Plans
     from billingkit.facade.price_units import PriceUnits
     from billingkit.facade.prices import Prices
+    from billingkit.facade.subscriptions import Subscriptions
     from billingkit.facade.tax_rates import TaxRates
     from billingkit.facade.usage import Usage
 
@@ -168,6 +170,18 @@ class Scoped:
         from billingkit.facade.usage import Usage
 
         return Usage(self)
+
+    @cached_property
+    def subscriptions(self) -> Subscriptions:
+        from billingkit.facade.subscriptions import Subscriptions
+
+        return Subscriptions(self)
+
+    @cached_property
+    def invoices(self) -> Invoices:
+        from billingkit.facade.invoices import Invoices
+
+        return Invoices(self)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -24,9 +24,11 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.customers import Customer
+from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
-from billingkit.ports import EventStore, Repository, UsageStore
+from billingkit.domain.subscriptions import Subscription
+from billingkit.ports import CounterStore, EventStore, Repository, UsageStore
 
 __all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique"]
 
@@ -98,6 +100,20 @@ KINDS: dict[str, Kind] = {
         _catalog("credit_grants", "credit grant", CreditGrant),
         _catalog("coupons", "coupon", Coupon, ("coupon_code",)),
         _catalog("tax_rates", "tax rate", TaxRate, ("code",)),
+        Kind("subscriptions", "subscription", Subscription, Level.ENVIRONMENT, versioned=True),
+        Kind(
+            "invoices",
+            "invoice",
+            Invoice,
+            Level.ENVIRONMENT,
+            # The second rule is what makes billing exactly-once: one invoice per subscription,
+            # period and billing reason, whoever runs the billing and however often.
+            unique=(
+                Unique(("invoice_number",)),
+                Unique(("subscription_id", "period_start", "period_end", "billing_reason")),
+            ),
+            versioned=True,
+        ),
     )
 }
 
@@ -123,5 +139,8 @@ class RepositoryAttributes:
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
+    subscriptions: Repository[Subscription]
+    invoices: Repository[Invoice]
     events: EventStore
     usage: UsageStore
+    counters: CounterStore

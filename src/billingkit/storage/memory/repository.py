@@ -94,10 +94,15 @@ class MemoryRepository(Generic[T]):
         kind: Kind,
         rows: Row,
         scope: tuple[str | None, str | None],
-        record_undo: Callable[[Row, str, Record | None], None],
+        record_undo: Callable[[Any, Any, Any], None],
+        unique_index: dict[tuple[object, ...], str] | None = None,
     ) -> None:
         self._kind = kind
         self._rows = rows
+        # (rule number, tenant, environment, *values) -> id of the item that took those values.
+        # Entries are only added (through the undo log, so rollback restores them) and are checked
+        # against the stored row on use, so an entry whose item has moved on is simply stale.
+        self._unique = {} if unique_index is None else unique_index
         self._tenant_id, self._environment_id = scope
         self._record_undo = record_undo
         if kind.level is not Level.GLOBAL and self._tenant_id is None:
@@ -143,24 +148,40 @@ class MemoryRepository(Generic[T]):
                 return item
         return None
 
-    def _check_unique(self, item: T) -> None:
-        for rule in self._kind.unique:
+    def _unique_keys(self, item: Record) -> list[tuple[int, tuple[object, ...], tuple[object, ...]]]:
+        """(rule number, index key, values) for each uniqueness rule ``item`` takes part in."""
+        keys = []
+        for number, rule in enumerate(self._kind.unique):
             if rule.live_only and item.status is not Status.PUBLISHED:
                 continue
-            values = [getattr(item, f) for f in rule.fields]
+            values = tuple(_plain(getattr(item, f)) for f in rule.fields)
             if any(v is None for v in values):
                 continue
-            for other in self._scoped():
-                if other.id == item.id:
-                    continue
-                if rule.live_only and other.status is not Status.PUBLISHED:
-                    continue
-                if [getattr(other, f) for f in rule.fields] == values:
-                    shown = ", ".join(f"{f}={v!r}" for f, v in zip(rule.fields, values, strict=True))
-                    raise AlreadyExists(
-                        f"a {self._kind.label} with {shown} already exists",
-                        details={"field": rule.fields[0]},
-                    )
+            scope = (getattr(item, "tenant_id", None), getattr(item, "environment_id", None))
+            keys.append((number, (number, *scope, *values), values))
+        return keys
+
+    def _check_unique(self, item: T) -> None:
+        for number, key, values in self._unique_keys(item):
+            rule = self._kind.unique[number]
+            holder_id = self._unique.get(key)
+            if holder_id is None or holder_id == item.id:
+                continue
+            holder = self._rows.get(holder_id)
+            if holder is None or (rule.live_only and holder.status is not Status.PUBLISHED):
+                continue
+            if tuple(_plain(getattr(holder, f)) for f in rule.fields) != values:
+                continue
+            shown = ", ".join(f"{f}={v!r}" for f, v in zip(rule.fields, values, strict=True))
+            raise AlreadyExists(
+                f"a {self._kind.label} with {shown} already exists", details={"field": rule.fields[0]}
+            )
+
+    def _index_unique(self, item: T) -> None:
+        for _number, key, _values in self._unique_keys(item):
+            if self._unique.get(key) != item.id:
+                self._record_undo(self._unique, key, self._unique.get(key))
+                self._unique[key] = item.id
 
     def add(self, item: T) -> T:
         self._stamp_scope(item)
@@ -169,6 +190,7 @@ class MemoryRepository(Generic[T]):
         self._check_unique(item)
         self._record_undo(self._rows, item.id, None)
         self._rows[item.id] = item
+        self._index_unique(item)
         return item
 
     def update(self, item: T, *, expected_version: int | None = None) -> T:
@@ -184,6 +206,7 @@ class MemoryRepository(Generic[T]):
         self._check_unique(item)
         self._record_undo(self._rows, item.id, current)
         self._rows[item.id] = item
+        self._index_unique(item)
         return item
 
     def list(self, query: ListQuery) -> Page[T]:

@@ -8,13 +8,15 @@ exactly as a database transaction would.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
-from billingkit.errors import InvalidOperation
+from billingkit.domain.subscriptions import Subscription
+from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
 from billingkit.storage.memory.repository import MemoryRepository, Row
@@ -27,6 +29,9 @@ class MemoryStorage:
 
     def __init__(self) -> None:
         self._rows: dict[str, Row] = {name: {} for name in KINDS}
+        # Per kind: (rule index, scope, values) -> id of the item holding them (see MemoryRepository).
+        self._unique: dict[str, dict[tuple[object, ...], str]] = {name: {} for name in KINDS}
+        self._counters: dict[tuple[str, str, str], int] = {}
         self._events = EventRows()
         self._lock = threading.RLock()
 
@@ -53,11 +58,13 @@ class MemoryUnitOfWork(RepositoryAttributes):
     def __getattr__(self, name: str) -> Any:
         # Repositories are made on first use so a tenant-only unit of work can still reach
         # tenant-level repositories without an environment.
-        if name in ("events", "usage"):
+        if name in ("events", "usage", "counters"):
             if not self._active:
                 raise InvalidOperation("use the unit of work inside a `with` block")
             if name == "usage":
                 return MemoryUsageStore(self._storage._events, self._scope)
+            if name == "counters":
+                return MemoryCounterStore(self._storage._counters, self._scope, self._record)
             return MemoryEventStore(self._storage._events, self._scope, self._record)
         kind = KINDS.get(name)
         if kind is None:
@@ -66,7 +73,9 @@ class MemoryUnitOfWork(RepositoryAttributes):
             raise InvalidOperation("use the unit of work inside a `with` block")
         repo = self._repositories.get(name)
         if repo is None:
-            repo = MemoryRepository(kind, self._storage._rows[name], self._scope, self._record)
+            repo = MemoryRepository(
+                kind, self._storage._rows[name], self._scope, self._record, self._storage._unique[name]
+            )
             self._repositories[name] = repo
         return repo
 
@@ -126,3 +135,41 @@ class MemoryUnitOfWork(RepositoryAttributes):
             and item.email.lower() == email.lower()
             and item.status is Status.PUBLISHED
         ]
+
+    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
+        # The store's lock, held for the whole unit of work, already keeps other runners out.
+        due = [
+            item
+            for item in self._storage._rows["subscriptions"].values()
+            if isinstance(item, Subscription)
+            and item.status is Status.PUBLISHED
+            and item.next_run_at is not None
+            and item.next_run_at <= now
+        ]
+        due.sort(key=lambda item: (item.next_run_at, item.id))
+        return due[:limit]
+
+
+class MemoryCounterStore:
+    """Counters in a dict; changes go through the unit of work's undo log like every write."""
+
+    def __init__(
+        self,
+        counters: dict[tuple[str, str, str], int],
+        scope: tuple[str | None, str | None],
+        record_undo: Callable[[dict[Any, Any], Any, Any], None],
+    ) -> None:
+        tenant_id, environment_id = scope
+        if tenant_id is None or environment_id is None:
+            raise ValidationError("counters need a tenant and an environment", field="environment_id")
+        self._counters = counters
+        self._scope = (tenant_id, environment_id)
+        self._record_undo = record_undo
+
+    def next(self, name: str) -> int:
+        key = (*self._scope, name)
+        current = self._counters.get(key)
+        self._record_undo(self._counters, key, current)
+        value = (current or 0) + 1
+        self._counters[key] = value
+        return value

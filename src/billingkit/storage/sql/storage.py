@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
@@ -13,9 +14,11 @@ from sqlalchemy.pool import StaticPool
 
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
+from billingkit.domain.subscriptions import Subscription
 from billingkit.errors import InternalError, InvalidOperation
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.sql import schema
+from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.mapping import from_row
 from billingkit.storage.sql.repository import SqlRepository
@@ -132,6 +135,8 @@ class SqlUnitOfWork(RepositoryAttributes):
             return SqlEventStore(self.connection, self._scope)
         if name == "usage":
             return SqlUsageStore(self.connection, self._scope)
+        if name == "counters":
+            return SqlCounterStore(self.connection, self._scope)
         kind = KINDS.get(name)
         if kind is None:
             raise AttributeError(name)
@@ -193,3 +198,16 @@ class SqlUnitOfWork(RepositoryAttributes):
             .all()
         )
         return [from_row(r, Account) for r in rows]
+
+    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
+        table = TABLES["subscriptions"]
+        stmt = (
+            select(table)
+            .where(table.c.next_run_at <= now, table.c.status == Status.PUBLISHED.value)
+            .order_by(table.c.next_run_at, table.c.id)
+            .limit(limit)
+        )
+        if self.connection.dialect.name == "postgresql":
+            # Rows another runner holds are skipped, not waited for: two runners split the work.
+            stmt = stmt.with_for_update(skip_locked=True)
+        return [from_row(r, Subscription) for r in self.connection.execute(stmt).mappings()]

@@ -367,6 +367,137 @@ tax_rates = Table(
     *_scoped_indexes("tax_rates", unique_live=("code",)),
 )
 
+
+def _money(name: str, *, nullable: bool = False) -> Column[object]:
+    return Column(name, ExactDecimal(), nullable=nullable)
+
+
+def _instant(name: str, *, nullable: bool = True) -> Column[object]:
+    return Column(name, UtcDateTime(), nullable=nullable)
+
+
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    *_common(),
+    _text("lookup_key"),
+    Column("plan_id", String(64), nullable=False),
+    Column("customer_id", String(64), nullable=False),
+    Column("invoicing_customer_id", String(64)),
+    Column("parent_subscription_id", String(64)),
+    _text("gateway_payment_method_id"),
+    Column("subscription_status", String(16), nullable=False),
+    Column("subscription_type", String(32), nullable=False),
+    Column("pause_status", String(16), nullable=False),
+    Column("active_pause_id", String(64)),
+    Column("billing_cadence", String(16), nullable=False),
+    Column("billing_cycle", String(16), nullable=False),
+    Column("billing_period", String(16), nullable=False),
+    Column("billing_period_count", Integer(), nullable=False),
+    _instant("billing_anchor", nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    _instant("start_date", nullable=False),
+    _instant("end_date"),
+    _instant("trial_start"),
+    _instant("trial_end"),
+    _instant("current_period_start", nullable=False),
+    _instant("current_period_end", nullable=False),
+    _instant("cancel_at"),
+    _instant("cancelled_at"),
+    Column("cancel_at_period_end", Boolean(), nullable=False),
+    Column("collection_method", String(32), nullable=False),
+    Column("payment_behavior", String(32), nullable=False),
+    Column("payment_terms", String(16)),
+    Column("proration_behavior", String(32), nullable=False),
+    _money("commitment_amount", nullable=True),
+    Column("commitment_duration", String(16)),
+    _money("overage_factor", nullable=True),
+    _money("auto_invoice_threshold", nullable=True),
+    Column("enable_true_up", Boolean(), nullable=False),
+    _json("metadata", nullable=False),
+    _json("line_items", nullable=False),
+    Column("synced_price_sequence", Integer(), nullable=False),
+    Column("version", Integer(), nullable=False),
+    Column("billing_sequence", Integer(), nullable=False),
+    _instant("renewal_notice_for"),
+    _instant("next_run_at"),
+    *_scoped_indexes("subscriptions", "customer_id", "plan_id"),
+    # Serves the billing run's claim of due subscriptions across all scopes.
+    Index("ix_subscriptions_next_run_at", "next_run_at"),
+)
+
+invoices = Table(
+    "invoices",
+    metadata,
+    *_common(),
+    Column("invoice_number", String(64)),
+    Column("invoice_type", String(16), nullable=False),
+    Column("invoice_status", String(16), nullable=False),
+    Column("payment_status", String(32), nullable=False),
+    Column("customer_id", String(64), nullable=False),
+    Column("subscription_id", String(64)),
+    Column("currency", String(3), nullable=False),
+    Column("description", Text()),
+    Column("billing_reason", String(32), nullable=False),
+    Column("billing_period", String(16)),
+    Column("billing_sequence", Integer()),
+    _money("subtotal"),
+    _money("total"),
+    _money("total_discount"),
+    _money("total_tax"),
+    _money("total_prepaid_credits_applied"),
+    _money("adjustment_amount"),
+    _money("amount_due"),
+    _money("amount_paid"),
+    _money("amount_remaining"),
+    _money("overpaid_amount"),
+    _money("refunded_amount"),
+    _instant("issue_date"),
+    _instant("due_date"),
+    _instant("finalized_at"),
+    _instant("paid_at"),
+    _instant("voided_at"),
+    _instant("period_start"),
+    _instant("period_end"),
+    _instant("last_computed_at"),
+    Column("is_manually_edited", Boolean(), nullable=False),
+    _text("idempotency_key"),
+    Column("invoice_pdf_url", Text()),
+    Column("recalculated_invoice_id", String(64)),
+    _json("coupon_applications", nullable=False),
+    _json("taxes", nullable=False),
+    _json("line_items", nullable=False),
+    _json("metadata", nullable=False),
+    Column("version", Integer(), nullable=False),
+    *_scoped_indexes("invoices", "customer_id", unique_live=("invoice_number",)),
+    # One invoice per subscription, period and billing reason: a repeated or concurrent billing run
+    # fails here instead of billing twice (NULL subscription ids never collide).
+    Index(
+        "uq_invoices_subscription_period_live",
+        "tenant_id",
+        "environment_id",
+        "subscription_id",
+        "period_start",
+        "period_end",
+        "billing_reason",
+        unique=True,
+        sqlite_where=LIVE,
+        postgresql_where=LIVE,
+    ),
+)
+
+# Named counters per scope (invoice numbers). Incremented with an upsert inside the caller's
+# transaction, so numbers are gap-free and concurrent writers queue on the row.
+counters = Table(
+    "counters",
+    metadata,
+    Column("tenant_id", String(64), primary_key=True),
+    Column("environment_id", String(64), primary_key=True),
+    Column("name", String(128), primary_key=True),
+    Column("value", Integer(), nullable=False),
+)
+
 # Usage events are not catalogue-style resources (no status, no authorship): they are written in
 # batches and aggregated, so they have their own port (billingkit.ports.EventStore).
 events = Table(
@@ -409,4 +540,6 @@ TABLES: dict[str, Table] = {
     "credit_grants": credit_grants,
     "coupons": coupons,
     "tax_rates": tax_rates,
+    "subscriptions": subscriptions,
+    "invoices": invoices,
 }

@@ -156,6 +156,66 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "tax_rate_type": "percentage",
             "percentage_value": "20",
         },
+        # Subscriptions and invoices embed their line items as JSON: the round trip proves that
+        # decimals, instants and enums inside them come back exactly.
+        "subscriptions": {
+            "plan_id": "plan_1",
+            "customer_id": f"cust_{n}",
+            "subscription_status": "active",
+            "billing_period": "MONTHLY",
+            "billing_anchor": T0,
+            "currency": "usd",
+            "start_date": T0,
+            "current_period_start": T0,
+            "current_period_end": T0 + timedelta(days=31),
+            "payment_terms": "30 NET",
+            "commitment_amount": "100.005",
+            "overage_factor": "1.5",
+            "next_run_at": T0 + timedelta(days=31),
+            "line_items": [
+                {
+                    "id": f"subs_line_{n}",
+                    "subscription_id": f"subs_{n}",
+                    "customer_id": f"cust_{n}",
+                    "entity_id": "plan_1",
+                    "price_id": "price_1",
+                    "price_type": "USAGE",
+                    "meter_id": "meter_1",
+                    "quantity": "0.000001",
+                    "currency": "usd",
+                    "billing_period": "MONTHLY",
+                    "invoice_cadence": "ARREAR",
+                    "start_date": T0,
+                }
+            ],
+        },
+        "invoices": {
+            "customer_id": f"cust_{n}",
+            "subscription_id": f"subs_{n}",
+            "invoice_number": f"INV-202603-{n:05d}",
+            "invoice_status": "FINALIZED",
+            "currency": "usd",
+            "billing_reason": "SUBSCRIPTION_CYCLE",
+            "subtotal": "12.50",
+            "total": "12.50",
+            "amount_due": "12.50",
+            "amount_remaining": "12.50",
+            "period_start": T0,
+            "period_end": T0 + timedelta(days=31),
+            "due_date": T0 + timedelta(days=32),
+            "line_items": [
+                {
+                    "id": f"inv_line_{n}",
+                    "display_name": "API calls",
+                    "price_type": "USAGE",
+                    "quantity": "1250.5",
+                    "amount": "12.50",
+                    "period_start": T0,
+                    "period_end": T0 + timedelta(days=31),
+                    "trace": {"unrounded_amount": "12.5025", "tiers": [{"quantity": "1000"}]},
+                }
+            ],
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})

@@ -1,0 +1,210 @@
+"""Stored invoices: the records a billing run (or a preview) builds from an invoice draft.
+
+:mod:`billingkit.domain.invoicing` computes the money (an ``InvoiceDraft``); this module holds what
+is stored and shown: :class:`Invoice` with its :class:`InvoiceLineItem` rows, their statuses, the
+invoice number format and the due date rule.
+
+Rules:
+
+* An invoice of a subscription is unique per (subscription, period start, period end, billing
+  reason): a repeated or concurrent billing run finds the stored one instead of billing twice.
+* A finalized invoice gets a number ``<prefix>-<YYYYMM>-<5 digits>`` from a counter per
+  environment and month, e.g. ``INV-202602-00001``; numbers are gap-free because the counter
+  moves in the same transaction that stores the invoice.
+* An invoice whose subtotal is zero is ``SKIPPED``: stored (so it is billed once) but not numbered.
+* Due date: ``period_end + N days`` for payment terms ``N NET``, else ``period_end + 1 day``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from billingkit.domain.catalog.prices import InvoiceCadence, PriceType
+from billingkit.domain.money import ZERO
+from billingkit.domain.periods import BillingPeriod
+from billingkit.domain.resources import EnvironmentResource, iso
+from billingkit.domain.subscriptions import PaymentTerms
+from billingkit.domain.validation import UtcDatetime
+
+__all__ = [
+    "DEFAULT_DUE_DAYS",
+    "BillingReason",
+    "Invoice",
+    "InvoiceLineItem",
+    "InvoiceStatus",
+    "InvoiceType",
+    "PaymentStatus",
+    "due_date",
+    "invoice_number",
+    "invoice_number_key",
+]
+
+#: Days after the period end an invoice without payment terms is due.
+DEFAULT_DUE_DAYS = 1
+
+
+class InvoiceType(StrEnum):
+    SUBSCRIPTION = "SUBSCRIPTION"
+    ONE_OFF = "ONE_OFF"
+    CREDIT = "CREDIT"
+
+
+class InvoiceStatus(StrEnum):
+    DRAFT = "DRAFT"
+    FINALIZED = "FINALIZED"
+    VOIDED = "VOIDED"
+    SKIPPED = "SKIPPED"
+
+
+class PaymentStatus(StrEnum):
+    INITIATED = "INITIATED"
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    SUCCEEDED = "SUCCEEDED"
+    OVERPAID = "OVERPAID"
+    FAILED = "FAILED"
+    REFUNDED = "REFUNDED"
+    PARTIALLY_REFUNDED = "PARTIALLY_REFUNDED"
+    VOIDED = "VOIDED"
+
+
+class BillingReason(StrEnum):
+    SUBSCRIPTION_CREATE = "SUBSCRIPTION_CREATE"
+    SUBSCRIPTION_CYCLE = "SUBSCRIPTION_CYCLE"
+    SUBSCRIPTION_UPDATE = "SUBSCRIPTION_UPDATE"
+    SUBSCRIPTION_TRIAL_END = "SUBSCRIPTION_TRIAL_END"
+    SUBSCRIPTION_TRIAL_START = "SUBSCRIPTION_TRIAL_START"
+    PRORATION = "PRORATION"
+    MANUAL = "MANUAL"
+    AUTO_INVOICE_THRESHOLD = "AUTO_INVOICE_THRESHOLD"
+    WALLET_AUTO_TOPUP = "WALLET_AUTO_TOPUP"
+
+
+class InvoiceLineItem(BaseModel):
+    """One line of an invoice. ``amount`` is before discounts and credits (money, rounded);
+    ``quantity`` is the billed quantity (usage after allowances for USAGE lines); ``trace`` says how
+    the amount was computed (tiers, proration, rounding), as the billing core reported it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    subscription_line_item_id: str | None = None
+    parent_line_item_id: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    plan_display_name: str | None = None
+    display_name: str
+    meter_id: str | None = None
+    meter_display_name: str | None = None
+    price_id: str | None = None
+    price_type: PriceType | None = None
+    invoice_cadence: InvoiceCadence | None = None
+    price_unit: str | None = None
+    price_unit_id: str | None = None
+    price_unit_amount: Decimal | None = None
+    quantity: Decimal
+    amount: Decimal
+    adjusted_entitlement_quantity: Decimal | None = None
+    invoice_level_discount: Decimal = ZERO
+    line_item_discount: Decimal = ZERO
+    prepaid_credits_applied: Decimal = ZERO
+    period_start: UtcDatetime
+    period_end: UtcDatetime
+    metadata: dict[str, str] = {}
+    commitment_info: dict[str, Any] | None = None
+    usage_event_count: int | None = None
+    trace: dict[str, Any] = {}
+
+
+class Invoice(EnvironmentResource):
+    """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``."""
+
+    invoice_number: str | None = None
+    invoice_type: InvoiceType = InvoiceType.SUBSCRIPTION
+    invoice_status: InvoiceStatus = InvoiceStatus.DRAFT
+    payment_status: PaymentStatus = PaymentStatus.PENDING
+    customer_id: str
+    subscription_id: str | None = None
+    currency: str
+    description: str | None = None
+    billing_reason: BillingReason
+    billing_period: BillingPeriod | None = None
+    billing_sequence: int | None = None
+    subtotal: Decimal
+    total: Decimal
+    total_discount: Decimal = ZERO
+    total_tax: Decimal = ZERO
+    total_prepaid_credits_applied: Decimal = ZERO
+    adjustment_amount: Decimal = ZERO
+    amount_due: Decimal
+    amount_paid: Decimal = ZERO
+    amount_remaining: Decimal
+    overpaid_amount: Decimal = ZERO
+    refunded_amount: Decimal = ZERO
+    issue_date: UtcDatetime | None = None
+    due_date: UtcDatetime | None = None
+    finalized_at: UtcDatetime | None = None
+    paid_at: UtcDatetime | None = None
+    voided_at: UtcDatetime | None = None
+    period_start: UtcDatetime | None = None
+    period_end: UtcDatetime | None = None
+    last_computed_at: UtcDatetime | None = None
+    is_manually_edited: bool = False
+    idempotency_key: str | None = None
+    invoice_pdf_url: str | None = None
+    recalculated_invoice_id: str | None = None
+    coupon_applications: tuple[dict[str, Any], ...] = ()
+    taxes: tuple[dict[str, Any], ...] = ()
+    line_items: tuple[InvoiceLineItem, ...] = ()
+    metadata: dict[str, str] = {}
+    version: int = 1
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def __repr__(self) -> str:
+        number = self.invoice_number or self.id
+        return (
+            f"<Invoice {number} {self.currency} {self.amount_due} {self.invoice_status.value} "
+            f"{len(self.line_items)} lines>"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
+        the invoice's common fields, as the spec's invoice line item shows them."""
+        data = self.model_dump(mode="json")
+        common = {
+            "invoice_id": self.id,
+            "customer_id": self.customer_id,
+            "subscription_id": self.subscription_id,
+            "currency": self.currency,
+            "tenant_id": self.tenant_id,
+            "environment_id": self.environment_id,
+            "status": self.status.value,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "created_by": self.created_by,
+            "updated_by": self.updated_by,
+        }
+        data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        return data
+
+
+def invoice_number_key(at: datetime) -> str:
+    """The counter an invoice numbered at ``at`` draws from (one per month): ``202602``."""
+    return f"{at:%Y%m}"
+
+
+def invoice_number(key: str, sequence: int, *, prefix: str = "INV") -> str:
+    """``INV-202602-00001`` for counter ``202602`` at ``1``."""
+    return f"{prefix}-{key}-{sequence:05d}"
+
+
+def due_date(period_end: datetime, terms: PaymentTerms | None) -> datetime:
+    """``period_end`` plus the payment terms' days (``30 NET`` -> 30), else plus one day."""
+    return period_end + timedelta(days=terms.days if terms is not None else DEFAULT_DUE_DAYS)

@@ -1,0 +1,178 @@
+"""The billing run: carry out everything due on a batch of claimed subscriptions.
+
+For each subscription (:func:`billingkit.domain.renewals.plan_due` says what is due): renewal
+notices, trial ends and period ends in order; each invoicing step is computed with one usage batch
+for the whole claim, numbered and stored under its unique key; the subscription is then saved with
+its new period, status and billing sequence, checked against the version it was claimed at.
+
+Exactly once: the claim (a row lock on PostgreSQL, the writer lock on SQLite and in memory), the
+version check and the unique invoice key each stop a second run from billing a period again, and
+everything of a batch commits together or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from billingkit.domain.access import Actor
+from billingkit.domain.ids import IdFactory
+from billingkit.domain.invoices import Invoice
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.renewals import DuePlan, StepKind, plan_due
+from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
+from billingkit.errors import BillingError
+from billingkit.ports import UnitOfWork
+from billingkit.services import notifications
+from billingkit.services.context import Context
+from billingkit.services.invoicing import (
+    Charge,
+    ComputedInvoice,
+    Snapshot,
+    build_invoice,
+    compute_invoices,
+    issue_invoice,
+    load_snapshot,
+)
+from billingkit.services.subscriptions import subscription_payload
+
+__all__ = ["BatchResult", "RunReport", "bill_claimed"]
+
+log = logging.getLogger("billingkit.billing")
+
+
+@dataclass(slots=True)
+class RunReport:
+    """What a billing run did: subscriptions looked at, invoices issued (in order), notifications
+    recorded, and subscriptions it could not bill (id, error code, message), which stay due."""
+
+    subscriptions: int = 0
+    invoices: list[Invoice] = field(default_factory=list)
+    notifications: int = 0
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (
+            f"<RunReport {self.subscriptions} subscriptions, {len(self.invoices)} invoices, "
+            f"{self.notifications} notifications, {len(self.failures)} failures>"
+        )
+
+
+@dataclass(slots=True)
+class BatchResult:
+    report: RunReport = field(default_factory=RunReport)
+    recorded: list[NotificationEvent] = field(default_factory=list)
+
+
+def _charges(sub: Subscription, plan: DuePlan) -> list[Charge]:
+    return [
+        Charge(sub, step.billing_reason, step.reference_point, step.period, step.next_period)
+        for step in plan.invoicing_steps
+        if step.billing_reason is not None and step.period is not None
+    ]
+
+
+def _compute(
+    uow: UnitOfWork,
+    subs: Sequence[Subscription],
+    plans: dict[str, DuePlan],
+    snapshot: Snapshot,
+    now: datetime,
+    report: RunReport,
+) -> dict[str, list[ComputedInvoice]]:
+    """Every subscription's invoices, with one usage batch; a subscription that cannot be priced is
+    reported and left out (it stays due), the others are computed again without it."""
+    charges = [c for sub in subs for c in _charges(sub, plans[sub.id])]
+    try:
+        computed = compute_invoices(uow, charges, snapshot, as_of=now)
+    except BillingError:
+        computed = []
+        for sub in subs:
+            try:
+                computed += compute_invoices(uow, _charges(sub, plans[sub.id]), snapshot, as_of=now)
+            except BillingError as exc:
+                log.warning("cannot bill subscription %s: %s", sub.id, exc.message)
+                report.failures.append((sub.id, exc.code, exc.message))
+    by_sub: dict[str, list[ComputedInvoice]] = defaultdict(list)
+    for item in computed:
+        by_sub[item.charge.subscription.id].append(item)
+    return by_sub
+
+
+def _record(uow: UnitOfWork, ctx: Context, event: str, sub: Subscription, snapshot: Snapshot) -> None:
+    notifications.record(
+        uow,
+        ctx,
+        event_type=event,
+        entity_type="subscription",
+        entity_id=sub.id,
+        resource=subscription_payload(sub, snapshot.customers.get(sub.customer_id)),
+    )
+
+
+def _bill_scope(
+    uow: UnitOfWork,
+    ctx: Context,
+    subs: Sequence[Subscription],
+    renewal_notice: timedelta | None,
+    result: BatchResult,
+) -> None:
+    report = result.report
+    plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
+    snapshot = load_snapshot(uow, subs)
+    computed = _compute(uow, subs, plans, snapshot, ctx.now, report)
+    failed = {failure[0] for failure in report.failures}
+    for sub in subs:
+        if sub.id in failed:
+            continue
+        report.subscriptions += 1
+        plan = plans[sub.id]
+        invoices = iter(computed.get(sub.id, ()))
+        sequence = sub.billing_sequence
+        updated = sub.model_copy(update={**plan.changes, **ctx.touch()})
+        for step in plan.steps:
+            if step.kind == StepKind.RENEWAL_NOTICE:
+                _record(uow, ctx, "subscription.renewal.due", sub, snapshot)
+                report.notifications += 1
+            elif step.kind in (StepKind.PERIOD_END, StepKind.TRIAL_END):
+                item = next(invoices)
+                if item.draft.lines:
+                    sequence += 1
+                    invoice = build_invoice(ctx, item, snapshot, billing_sequence=sequence)
+                    report.invoices.append(issue_invoice(uow, ctx, invoice))
+                    report.notifications += 1
+        updated = updated.model_copy(update={"billing_sequence": sequence})
+        if plan.steps or updated.next_run_at != sub.next_run_at:
+            updated = uow.subscriptions.update(updated, expected_version=sub.version)
+        if updated.subscription_status is not sub.subscription_status:
+            _record(uow, ctx, "subscription.updated", updated, snapshot)
+            report.notifications += 1
+            if updated.subscription_status is SubscriptionStatus.CANCELLED:
+                _record(uow, ctx, "subscription.cancelled", updated, snapshot)
+                report.notifications += 1
+
+
+def bill_claimed(
+    uow: UnitOfWork,
+    subs: Sequence[Subscription],
+    *,
+    now: datetime,
+    ids: IdFactory,
+    renewal_notice: timedelta | None,
+) -> BatchResult:
+    """Carry out what is due at ``now`` on ``subs`` (claimed in ``uow``, any scopes), writing in
+    ``uow`` (the caller commits). Raises on a write failure: the caller rolls the batch back."""
+    result = BatchResult()
+    by_scope: dict[tuple[str, str], list[Subscription]] = defaultdict(list)
+    for sub in subs:
+        by_scope[(sub.tenant_id, sub.environment_id)].append(sub)
+    for (tenant_id, environment_id), group in by_scope.items():
+        ctx = Context(
+            tenant_id=tenant_id, environment_id=environment_id, actor=Actor.system(), now=now, ids=ids
+        )
+        _bill_scope(uow.for_scope(tenant_id, environment_id), ctx, group, renewal_notice, result)
+        result.recorded += ctx.recorded
+    return result

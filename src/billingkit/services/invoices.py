@@ -1,0 +1,158 @@
+"""Invoice reads, search and the preview of a subscription's next invoice.
+
+The preview runs the billing run's own code (:mod:`billingkit.services.invoicing`) on the current
+period and writes nothing: for an active subscription, the invoice its current period end will
+produce (that period's ARREAR charges with the usage so far, plus the next period's ADVANCE
+charges); for a trialing one, the invoice at trial end; for a draft, its opening invoice.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from billingkit.domain.access import Action
+from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus, InvoiceType, PaymentStatus
+from billingkit.domain.periods import Period
+from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.renewals import plan_due
+from billingkit.domain.subscriptions import SubscriptionStatus
+from billingkit.domain.validation import CurrencyCode, DecimalText, InputModel, NonEmptyStr, UtcDatetime
+from billingkit.errors import ValidationError
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+from billingkit.services.invoicing import Charge, build_invoice, compute_invoices, load_snapshot
+from billingkit.services.records import get_live
+from billingkit.services.search import SearchRequest
+
+__all__ = ["InvoicePreview", "InvoiceSearch", "get_invoice", "preview_invoice", "search_invoices"]
+
+ENTITY = "invoice"
+LABEL = "invoice"
+
+
+class InvoiceSearch(SearchRequest):
+    invoice_ids: list[str] | None = None
+    customer_id: str | None = None
+    external_customer_id: str | None = None
+    subscription_id: str | None = None
+    invoice_type: InvoiceType | None = None
+    invoice_status: list[InvoiceStatus] | None = None
+    payment_status: list[PaymentStatus] | None = None
+    billing_reason: BillingReason | None = None
+    currency: CurrencyCode | None = None
+    period_start_gte: UtcDatetime | None = None
+    period_start_lte: UtcDatetime | None = None
+    period_end_gte: UtcDatetime | None = None
+    period_end_lte: UtcDatetime | None = None
+    amount_due_gt: DecimalText | None = None
+    amount_remaining_gt: DecimalText | None = None
+    skip_line_items: bool = False
+
+    def extra_filters(self) -> list[Filter]:
+        out: list[Filter] = []
+        if self.invoice_ids:
+            out.append(Filter("id", Op.IN, self.invoice_ids))
+        for name in ("customer_id", "subscription_id", "invoice_type", "billing_reason", "currency"):
+            value = getattr(self, name)
+            if value:
+                out.append(Filter(name, Op.EQ, value))
+        for name in ("invoice_status", "payment_status"):
+            values = getattr(self, name)
+            if values:
+                out.append(Filter(name, Op.IN, [v.value for v in values]))
+        bounds = (
+            ("period_start", Op.GTE, self.period_start_gte),
+            ("period_start", Op.LTE, self.period_start_lte),
+            ("period_end", Op.GTE, self.period_end_gte),
+            ("period_end", Op.LTE, self.period_end_lte),
+            ("amount_due", Op.GT, self.amount_due_gt),
+            ("amount_remaining", Op.GT, self.amount_remaining_gt),
+        )
+        out += [Filter(name, op, value) for name, op, value in bounds if value is not None]
+        return out
+
+
+class InvoicePreview(InputModel):
+    """``subscription_id``; optionally ``period_start`` and ``period_end`` (both) to preview another
+    window than the current period."""
+
+    subscription_id: NonEmptyStr
+    period_start: UtcDatetime | None = None
+    period_end: UtcDatetime | None = None
+    hide_zero_charges_line_items: bool = False
+
+
+def get_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoice:
+    ctx.require(ENTITY, Action.READ)
+    return get_live(uow.invoices, LABEL, invoice_id)
+
+
+def search_invoices(uow: UnitOfWork, ctx: Context, *, search: InvoiceSearch) -> Page[Invoice]:
+    """A page of invoices (newest first by default); ``skip_line_items`` leaves the lines out."""
+    ctx.require(ENTITY, Action.READ)
+    query = search.to_query()
+    if search.external_customer_id:
+        customer = uow.customers.find_one(external_id=search.external_customer_id)
+        if customer is None:
+            return Page(items=[], total=0, limit=query.limit, offset=query.offset)
+        query = ListQuery(
+            filters=(*query.filters, Filter("customer_id", Op.EQ, customer.id)),
+            sort=query.sort,
+            limit=query.limit,
+            offset=query.offset,
+            status=query.status,
+        )
+    page = uow.invoices.list(query)
+    if search.skip_line_items:
+        items = [invoice.model_copy(update={"line_items": ()}) for invoice in page.items]
+        return Page(items=items, total=page.total, limit=page.limit, offset=page.offset)
+    return page
+
+
+def preview_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoicePreview) -> Invoice:
+    """The invoice the subscription's next billing step will issue, computed now, not stored.
+
+    Raises ``NotFound`` for an unknown subscription and ``ValidationError`` for a half-given or
+    reversed window or an ended subscription.
+    """
+    ctx.require(ENTITY, Action.READ)
+    sub = get_live(uow.subscriptions, "subscription", request.subscription_id)
+    status = sub.subscription_status
+    current = Period(sub.current_period_start, sub.current_period_end)
+    if (request.period_start is None) != (request.period_end is None):
+        field = "period_end" if request.period_end is None else "period_start"
+        raise ValidationError("give both period_start and period_end, or neither", field=field)
+    if status is SubscriptionStatus.CANCELLED:
+        raise ValidationError(
+            f"subscription {sub.id} has ended; nothing is left to bill", field="subscription_id"
+        )
+    if status is SubscriptionStatus.DRAFT:
+        charge = Charge(sub, BillingReason.SUBSCRIPTION_CREATE, "period_start", current)
+    elif status is SubscriptionStatus.TRIALING:
+        trial_end = plan_due(sub, sub.current_period_end)
+        first = (
+            next(step.period for step in trial_end.steps if step.period is not None)
+            if trial_end.steps
+            else None
+        )
+        if first is None:
+            raise ValidationError(f"subscription {sub.id} ends with its trial", field="subscription_id")
+        charge = Charge(sub, BillingReason.SUBSCRIPTION_TRIAL_END, "period_start", first)
+    else:
+        window = current
+        if request.period_start is not None and request.period_end is not None:
+            if request.period_end <= request.period_start:
+                raise ValidationError("period_end must be after period_start", field="period_end")
+            window = Period(request.period_start, request.period_end)
+        following = None
+        if sub.end_date is None or window.end < sub.end_date:
+            following = sub.schedule().first_period(window.end, end_date=sub.end_date)
+        charge = Charge(sub, BillingReason.SUBSCRIPTION_CYCLE, "preview", window, following)
+    snapshot = load_snapshot(uow, [sub])
+    (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
+    invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sub.billing_sequence + 1)
+    if request.hide_zero_charges_line_items:
+        invoice = invoice.model_copy(
+            update={"line_items": tuple(line for line in invoice.line_items if line.amount != Decimal(0))}
+        )
+    return invoice

@@ -1,0 +1,409 @@
+"""Computing and issuing subscription invoices: the money path shared by subscription creation,
+draft activation, the billing run and invoice previews.
+
+1. :func:`load_snapshot` reads what a set of subscriptions is priced with (prices, meters, customers,
+   plan entitlements and their features), a few statements for the whole set;
+2. :func:`compute_invoices` asks the usage store for every metered line's usage in one batch, then
+   hands each invoice to the billing core (:func:`billingkit.domain.invoicing.assemble_invoice`);
+3. :func:`build_invoice` turns a computed draft into an :class:`~billingkit.domain.invoices.Invoice`
+   with its per-line trace; :func:`issue_invoice` numbers it, stores it under its unique key and
+   records its notification.
+
+Previews stop after step 3, so they run the same code without writing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from billingkit.domain.allowances import Allowance, apply_allowance
+from billingkit.domain.allowances import UsageResetPeriod as AllowanceReset
+from billingkit.domain.catalog import Entitlement, Feature, Meter, Price
+from billingkit.domain.catalog.entitlements import EntitlementEntityType
+from billingkit.domain.catalog.prices import PriceType
+from billingkit.domain.commitments import SubscriptionCommitment
+from billingkit.domain.customers import Customer
+from billingkit.domain.invoice_lines import ARREAR, LineItemInput
+from billingkit.domain.invoices import (
+    BillingReason,
+    Invoice,
+    InvoiceLineItem,
+    InvoiceStatus,
+    PaymentStatus,
+    due_date,
+    invoice_number,
+    invoice_number_key,
+)
+from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
+from billingkit.domain.money import ZERO
+from billingkit.domain.periods import Period
+from billingkit.domain.pricing import PriceSpec
+from billingkit.domain.queries import Filter, ListQuery, Op
+from billingkit.domain.resources import Record
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
+from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
+from billingkit.errors import ValidationError
+from billingkit.ports import Repository, UnitOfWork
+from billingkit.services import notifications
+from billingkit.services.context import Context
+
+__all__ = [
+    "Charge",
+    "ComputedInvoice",
+    "Snapshot",
+    "build_invoice",
+    "compute_invoices",
+    "invoice_payload",
+    "issue_invoice",
+    "load_snapshot",
+    "supported_allowance",
+]
+
+R = TypeVar("R", bound=Record)
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """One invoice to compute for ``subscription``: ``period`` is the invoice period; with
+    ``reference_point`` ``period_end`` (or ``preview``) its ARREAR charges plus the ADVANCE charges of
+    ``next_period``; with ``period_start`` its ADVANCE charges."""
+
+    subscription: Subscription
+    reason: BillingReason
+    reference_point: str
+    period: Period
+    next_period: Period | None = None
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The catalogue a set of subscriptions is priced with, by id."""
+
+    prices: dict[str, Price] = field(default_factory=dict)
+    meters: dict[str, Meter] = field(default_factory=dict)
+    customers: dict[str, Customer] = field(default_factory=dict)
+    # plan id -> meter id -> the plan's entitlement on the feature metered by that meter
+    allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    _specs: dict[str, PriceSpec] = field(default_factory=dict)
+    _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
+
+    def price_spec(self, price_id: str) -> PriceSpec:
+        spec = self._specs.get(price_id)
+        if spec is None:
+            spec = self._specs[price_id] = self.price(price_id).to_spec()
+        return spec
+
+    def price(self, price_id: str) -> Price:
+        price = self.prices.get(price_id)
+        if price is None:
+            raise ValidationError(
+                f"price {price_id} of a subscription line item is missing", field="price_id"
+            )
+        return price
+
+    def meter_spec(self, meter_id: str) -> MeterSpec:
+        spec = self._meter_specs.get(meter_id)
+        if spec is None:
+            meter = self.meters.get(meter_id)
+            if meter is None:
+                raise ValidationError(f"meter {meter_id} of a usage line item is missing", field="meter_id")
+            spec = self._meter_specs[meter_id] = meter.to_spec()
+        return spec
+
+
+@dataclass(frozen=True, slots=True)
+class ComputedInvoice:
+    charge: Charge
+    draft: InvoiceDraft
+    usage: dict[str, UsageResult]  # subscription line item id -> its usage in the charged window
+
+
+def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
+    """The items with these ids in any lifecycle status (an archived price still prices the
+    subscriptions that use it), a statement per 500 ids."""
+    wanted = sorted(set(ids))
+    found: dict[str, R] = {}
+    for i in range(0, len(wanted), _CHUNK):
+        chunk = wanted[i : i + _CHUNK]
+        page = repo.list(
+            ListQuery(filters=(Filter("id", Op.IN, chunk),), sort=(), limit=len(chunk), status=None)
+        )
+        found.update((item.id, item) for item in page.items)
+    return found
+
+
+def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Snapshot:
+    """What ``subscriptions`` (of the unit of work's scope) are priced with."""
+    lines = [line for sub in subscriptions for line in sub.line_items]
+    snapshot = Snapshot(
+        prices=_by_ids(uow.prices, (line.price_id for line in lines)),
+        meters=_by_ids(uow.meters, (line.meter_id for line in lines if line.meter_id)),
+        customers=_by_ids(uow.customers, (sub.customer_id for sub in subscriptions)),
+    )
+    plan_ids = sorted({sub.plan_id for sub in subscriptions if any(li.meter_id for li in sub.line_items)})
+    entitlements: list[Entitlement] = []
+    for i in range(0, len(plan_ids), _CHUNK):
+        chunk = plan_ids[i : i + _CHUNK]
+        entitlements += uow.entitlements.list(
+            ListQuery(
+                filters=(
+                    Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN),
+                    Filter("entity_id", Op.IN, chunk),
+                ),
+                sort=(),
+                limit=1000,
+            )
+        ).items
+    features: dict[str, Feature] = _by_ids(uow.features, (e.feature_id for e in entitlements))
+    for entitlement in entitlements:
+        feature = features.get(entitlement.feature_id)
+        if feature is not None and feature.meter_id:
+            snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    return snapshot
+
+
+def supported_allowance(entitlement: Entitlement, sub: Subscription) -> bool:
+    """Whether billing can apply ``entitlement``'s allowance to ``sub``: its limit resets with the
+    subscription's own period (or is unset), so the billing period is the only window."""
+    reset = entitlement.usage_reset_period
+    if reset is None:
+        return True
+    return sub.billing_period_count == 1 and reset.value == sub.billing_period.value
+
+
+def _arrear_window(line: SubscriptionLineItem, period: Period) -> tuple[datetime, datetime] | None:
+    start = period.start if line.start_date is None or line.start_date < period.start else line.start_date
+    end = period.end if line.end_date is None or line.end_date > period.end else line.end_date
+    return (start, end) if start < end else None
+
+
+def _has_arrear(charge: Charge) -> bool:
+    return charge.reference_point in ("period_end", "preview")
+
+
+def compute_invoices(
+    uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot, *, as_of: datetime
+) -> list[ComputedInvoice]:
+    """Compute every charge (one usage batch for all of them). Pure apart from the usage read.
+
+    Raises ``ValidationError`` when a subscription cannot be priced (missing price or meter).
+    """
+    queries: list[UsageQuery] = []
+    owners: list[tuple[int, str]] = []
+    for index, charge in enumerate(charges):
+        if not _has_arrear(charge):
+            continue
+        sub = charge.subscription
+        customer = snapshot.customers.get(sub.customer_id)
+        if customer is None:
+            raise ValidationError(f"customer {sub.customer_id} is missing", field="customer_id")
+        for line in sub.line_items:
+            if line.price_type is not PriceType.USAGE or line.meter_id is None:
+                continue
+            window = _arrear_window(line, charge.period)
+            if window is None:
+                continue
+            queries.append(
+                UsageQuery(
+                    snapshot.meter_spec(line.meter_id),
+                    window[0],
+                    window[1],
+                    frozenset((customer.external_id,)),
+                )
+            )
+            owners.append((index, line.id))
+    results = uow.usage.aggregate(queries) if queries else []
+    usage: list[dict[str, UsageResult]] = [{} for _ in charges]
+    for (index, line_id), result in zip(owners, results, strict=True):
+        usage[index][line_id] = result
+    return [
+        ComputedInvoice(charge, assemble_invoice(_request(charge, snapshot, used, as_of)), used)
+        for charge, used in zip(charges, usage, strict=True)
+    ]
+
+
+def _line_input(
+    line: SubscriptionLineItem, sub: Subscription, snapshot: Snapshot, usage: UsageResult | None
+) -> LineItemInput:
+    price = snapshot.price(line.price_id)
+    common: dict[str, Any] = {
+        "display_name": line.display_name or price.display_name or line.price_id,
+        "price_id": line.price_id,
+        "meter_id": line.meter_id,
+        "start_date": line.start_date,
+        "end_date": line.end_date,
+    }
+    spec = snapshot.price_spec(line.price_id)
+    if line.price_type is PriceType.FIXED:
+        return LineItemInput(
+            line.id, spec, "FIXED", line.invoice_cadence.value, quantity=line.quantity, **common
+        )
+    value = usage.value if usage is not None else ZERO
+    meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
+    if meter is not None and meter.bucket_size is not None and usage is not None:
+        return LineItemInput(
+            line.id,
+            spec,
+            "USAGE",
+            ARREAR,
+            bucket_quantities=tuple(bucket.value for bucket in usage.buckets),
+            **common,
+        )
+    allowance: Decimal | None = None
+    entitlement = snapshot.allowances.get(sub.plan_id, {}).get(line.meter_id or "")
+    if entitlement is not None and supported_allowance(entitlement, sub):
+        result = apply_allowance(
+            Allowance(
+                usage_limit=None if entitlement.usage_limit is None else Decimal(entitlement.usage_limit),
+                is_soft_limit=entitlement.is_soft_limit,
+                is_enabled=entitlement.is_enabled,
+                usage_reset_period=AllowanceReset.BILLING_PERIOD,
+            ),
+            value,
+        )
+        allowance = value - result.billable
+    return LineItemInput(line.id, spec, "USAGE", ARREAR, quantity=value, allowance=allowance, **common)
+
+
+def _request(
+    charge: Charge, snapshot: Snapshot, usage: dict[str, UsageResult], as_of: datetime
+) -> InvoiceRequest:
+    sub = charge.subscription
+    lines = tuple(_line_input(line, sub, snapshot, usage.get(line.id)) for line in sub.line_items)
+    commitment = None
+    if sub.commitment_amount is not None:
+        commitment = SubscriptionCommitment(
+            amount=sub.commitment_amount,
+            overage_factor=sub.overage_factor if sub.overage_factor is not None else Decimal(1),
+            enable_true_up=sub.enable_true_up,
+        )
+    plan_name = next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
+    return InvoiceRequest(
+        currency=sub.currency,
+        reference_point=charge.reference_point,
+        period_start=charge.period.start,
+        period_end=charge.period.end,
+        next_period_end=charge.next_period.end if charge.next_period is not None else None,
+        lines=lines,
+        subscription_commitment=commitment,
+        as_of=as_of,
+        plan_display_name=plan_name,
+    )
+
+
+def build_invoice(
+    ctx: Context, computed: ComputedInvoice, snapshot: Snapshot, *, billing_sequence: int | None
+) -> Invoice:
+    """The invoice record of a computed draft (not numbered, not stored). Zero subtotal -> SKIPPED,
+    else DRAFT until :func:`issue_invoice` finalizes it."""
+    charge, draft = computed.charge, computed.draft
+    sub = charge.subscription
+    by_id = {line.id: line for line in sub.line_items}
+    lines = []
+    for drafted in draft.lines:
+        item = by_id.get(drafted.line_item_id)
+        meter = snapshot.meters.get(drafted.meter_id) if drafted.meter_id else None
+        used = computed.usage.get(drafted.line_item_id)
+        price = snapshot.prices.get(drafted.price_id) if drafted.price_id else None
+        lines.append(
+            InvoiceLineItem(
+                id=ctx.ids.new("inv_line"),
+                subscription_line_item_id=item.id if item is not None else None,
+                entity_type="plan",
+                entity_id=sub.plan_id,
+                plan_display_name=item.plan_display_name if item is not None else None,
+                display_name=drafted.display_name,
+                meter_id=drafted.meter_id,
+                meter_display_name=meter.name if meter is not None else None,
+                price_id=drafted.price_id or None,
+                price_type=drafted.price_type,
+                invoice_cadence=drafted.invoice_cadence,
+                price_unit=price.price_unit if price is not None else None,
+                price_unit_id=price.price_unit_id if price is not None else None,
+                price_unit_amount=price.price_unit_amount if price is not None else None,
+                quantity=drafted.quantity,
+                amount=drafted.amount,
+                adjusted_entitlement_quantity=drafted.adjusted_entitlement_quantity,
+                invoice_level_discount=drafted.invoice_level_discount,
+                line_item_discount=drafted.line_item_discount,
+                prepaid_credits_applied=drafted.prepaid_credits_applied,
+                period_start=drafted.period_start,
+                period_end=drafted.period_end,
+                metadata=drafted.metadata,
+                commitment_info=drafted.commitment_info.to_dict() if drafted.commitment_info else None,
+                usage_event_count=used.event_count if used is not None else None,
+                trace=drafted.trace,
+            )
+        )
+    skipped = draft.subtotal == ZERO
+    return Invoice(
+        id=ctx.ids.new("inv"),
+        **ctx.stamp(),
+        invoice_status=InvoiceStatus.SKIPPED if skipped else InvoiceStatus.DRAFT,
+        payment_status=PaymentStatus.SUCCEEDED if draft.amount_due == ZERO else PaymentStatus.PENDING,
+        customer_id=sub.customer_id,
+        subscription_id=sub.id,
+        currency=sub.currency,
+        billing_reason=charge.reason,
+        billing_period=sub.billing_period,
+        billing_sequence=billing_sequence,
+        subtotal=draft.subtotal,
+        total=draft.total,
+        total_discount=draft.total_discount,
+        total_tax=draft.total_tax,
+        total_prepaid_credits_applied=draft.total_prepaid_credits_applied,
+        amount_due=draft.amount_due,
+        amount_remaining=draft.amount_due,
+        due_date=due_date(charge.period.end, sub.payment_terms),
+        period_start=charge.period.start,
+        period_end=charge.period.end,
+        last_computed_at=ctx.now,
+        line_items=tuple(lines),
+    )
+
+
+def invoice_payload(invoice: Invoice) -> dict[str, Any]:
+    """The invoice as webhook payloads carry it (the wire form without the computation traces)."""
+    data = invoice.to_dict()
+    for line in data["line_items"]:
+        line.pop("trace", None)
+    return data
+
+
+def issue_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> Invoice:
+    """Finalize (number, ``finalized_at``, ``issue_date``) unless SKIPPED, store, and record
+    ``invoice.update.finalized`` (or ``invoice.update`` for a skipped one).
+
+    The number comes from the environment's monthly counter in this same transaction, so a
+    rollback gives it back. ``AlreadyExists`` if the subscription already has an invoice for this
+    period and billing reason (nothing is written then: the caller's unit of work rolls back).
+    """
+    if invoice.invoice_status is not InvoiceStatus.SKIPPED:
+        key = invoice_number_key(ctx.now)
+        number = invoice_number(key, uow.counters.next(f"invoice_number:{key}"))
+        invoice = invoice.model_copy(
+            update={
+                "invoice_number": number,
+                "invoice_status": InvoiceStatus.FINALIZED,
+                "finalized_at": ctx.now,
+                "issue_date": ctx.now,
+            }
+        )
+    uow.invoices.add(invoice)
+    event = (
+        "invoice.update" if invoice.invoice_status is InvoiceStatus.SKIPPED else "invoice.update.finalized"
+    )
+    notifications.record(
+        uow,
+        ctx,
+        event_type=event,
+        entity_type="invoice",
+        entity_id=invoice.id,
+        resource=invoice_payload(invoice),
+    )
+    return invoice
