@@ -27,9 +27,11 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.customers import Customer
+from billingkit.domain.invoices import Invoice, InvoiceLineItem
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Status
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.errors import (
     AlreadyExists,
     BillingError,
@@ -42,6 +44,8 @@ from billingkit.errors import (
     VersionConflict,
 )
 from billingkit.facade import Billing, Scoped
+from billingkit.facade.worker import Worker
+from billingkit.services.billing_runs import RunReport
 from billingkit.storage.memory import MemoryStorage
 
 __all__ = [
@@ -63,6 +67,8 @@ __all__ = [
     "Group",
     "InternalError",
     "InvalidOperation",
+    "Invoice",
+    "InvoiceLineItem",
     "ListQuery",
     "MemoryStorage",
     "Meter",
@@ -76,10 +82,13 @@ __all__ = [
     "Price",
     "PriceUnit",
     "Role",
+    "RunReport",
     "Scoped",
     "Sort",
     "SqlStorage",
     "Status",
+    "Subscription",
+    "SubscriptionLineItem",
     "SystemClock",
     "TaxRate",
     "Tenant",
@@ -87,6 +96,7 @@ __all__ = [
     "Unauthorized",
     "ValidationError",
     "VersionConflict",
+    "Worker",
 ]
 
 __version__ = "0.1.0"

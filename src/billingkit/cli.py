@@ -7,6 +7,7 @@ The CLI is the only part besides :meth:`Billing.from_env` that reads the process
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -62,10 +63,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         print("billingkit serve needs the 'http' extra: pip install 'billingkit[http]'", file=sys.stderr)
         return 2
+    from billingkit.facade.worker import Worker
     from billingkit.http import create_app
 
     billing = _billing(args)
-    uvicorn.run(create_app(billing), host=args.host, port=args.port, log_level=args.log_level)
+    worker = None if args.no_worker else Worker(billing, interval=args.interval).start()
+    try:
+        uvicorn.run(create_app(billing), host=args.host, port=args.port, log_level=args.log_level)
+    finally:
+        if worker is not None:
+            worker.stop()
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+
+    from billingkit.facade.worker import Worker
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    billing = _billing(args)
+    worker = Worker(billing, interval=args.interval)
+    if args.once:
+        report = worker.tick()
+        billing.close()
+        if report is None:
+            return 1
+        print(
+            f"{report.subscriptions} subscriptions, {len(report.invoices)} invoices, "
+            f"{report.notifications} notifications, {len(report.failures)} failures"
+        )
+        return 0
+    # SIGTERM (docker stop, systemd) ends the loop after the current run, like Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: worker.stop(timeout=0))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the loop like SIGTERM
+        worker.run()
+    billing.close()
     return 0
 
 
@@ -84,7 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--log-level", default="info")
+    serve.add_argument("--interval", type=float, default=60.0, help="seconds between billing runs")
+    serve.add_argument("--no-worker", action="store_true", help="do not run due billing in the background")
     serve.set_defaults(func=cmd_serve)
+
+    worker = with_db(sub.add_parser("worker", help="run due billing in a loop"))
+    worker.add_argument("--interval", type=float, default=60.0, help="seconds between billing runs")
+    worker.add_argument("--once", action="store_true", help="one run, print what it did, exit")
+    worker.add_argument("--log-level", default="info")
+    worker.set_defaults(func=cmd_worker)
 
     migrate = with_db(sub.add_parser("migrate", help="apply database migrations"))
     migrate.set_defaults(func=cmd_migrate)

@@ -87,6 +87,8 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Group",
         "InternalError",
         "InvalidOperation",
+        "Invoice",
+        "InvoiceLineItem",
         "ListQuery",
         "MemoryStorage",
         "Meter",
@@ -100,10 +102,13 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Price",
         "PriceUnit",
         "Role",
+        "RunReport",
         "Scoped",
         "Sort",
         "SqlStorage",
         "Status",
+        "Subscription",
+        "SubscriptionLineItem",
         "SystemClock",
         "TaxRate",
         "Tenant",
@@ -111,6 +116,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Unauthorized",
         "ValidationError",
         "VersionConflict",
+        "Worker",
     ]
     for name in billingkit.__all__:
         assert getattr(billingkit, name) is not None

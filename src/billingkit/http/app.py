@@ -17,10 +17,12 @@ from billingkit.http.routes import (
     events,
     features,
     groups,
+    invoices,
     meters,
     plans,
     price_units,
     prices,
+    subscriptions,
     tax_rates,
     usage,
 )
@@ -42,7 +44,17 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     install_error_handlers(app)
     # price_units before prices: "/prices/units" must not be taken for a price id.
     routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
-    for module in (*routers, entitlements, credit_grants, coupons, tax_rates, events, usage):
+    for module in (
+        *routers,
+        entitlements,
+        credit_grants,
+        coupons,
+        tax_rates,
+        events,
+        usage,
+        subscriptions,
+        invoices,
+    ):
         app.include_router(module.router, prefix="/v1")
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app

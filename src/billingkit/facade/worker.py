@@ -1,0 +1,74 @@
+"""A background runner of due work: ``billingkit worker``, ``billingkit serve`` and hosts that want
+billing to happen on its own call :meth:`Worker.start` (a daemon thread) or :meth:`Worker.run`."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from billingkit.services.billing_runs import RunReport
+
+if TYPE_CHECKING:
+    from billingkit.facade.billing import Billing
+
+__all__ = ["Worker"]
+
+log = logging.getLogger("billingkit.worker")
+
+
+class Worker:
+    """Calls ``billing.run_due()`` every ``interval`` seconds until stopped.
+
+    >>> worker = Worker(billing, interval=60).start()   # doctest: +SKIP
+    >>> worker.stop()                                     # doctest: +SKIP
+
+    A run that fails (the database is down, say) is logged and retried at the next tick; nothing is
+    half-written because every batch commits whole or not at all.
+    """
+
+    def __init__(self, billing: Billing, *, interval: float = 60.0, batch_size: int = 500) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.billing = billing
+        self.interval = interval
+        self.batch_size = batch_size
+        self.runs = 0
+        self.last_report: RunReport | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tick(self) -> RunReport | None:
+        """One run of due work; ``None`` when it failed (the error is logged)."""
+        try:
+            report = self.billing.run_due(batch_size=self.batch_size)
+        except Exception:  # a runner must outlive a failed run; the next tick retries it
+            log.exception("billing run failed; retrying in %s s", self.interval)
+            return None
+        self.runs += 1
+        self.last_report = report
+        if report.invoices or report.failures:
+            log.info("billing run: %r", report)
+        return report
+
+    def run(self) -> None:
+        """Tick until :meth:`stop` is called (blocks the calling thread)."""
+        while not self._stop.is_set():
+            self.tick()
+            self._stop.wait(self.interval)
+
+    def start(self) -> Worker:
+        """Run in a daemon thread; returns self."""
+        if self._thread is not None and self._thread.is_alive():
+            return self
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run, name="billingkit-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Ask the loop to stop and wait for the current run to finish."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None

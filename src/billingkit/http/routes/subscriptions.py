@@ -1,0 +1,59 @@
+"""``/v1/subscriptions`` and ``/v1/customers/external/{external_id}/subscriptions``.
+
+The router has no prefix: the customer route lives under ``/customers``. Fixed paths
+(``/subscriptions/search``) are declared before ``/subscriptions/{subscription_id}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from billingkit.domain.queries import Page
+from billingkit.http.auth import EnvCaller
+from billingkit.http.params import Expand
+from billingkit.services.subscriptions import SubscriptionActivate, SubscriptionCreate, SubscriptionSearch
+
+router = APIRouter(tags=["subscriptions"])
+
+
+@router.post("/subscriptions", status_code=201)
+def create_subscription(caller: EnvCaller, body: SubscriptionCreate) -> dict[str, Any]:
+    return caller.subscriptions.create(body).to_dict()
+
+
+@router.post("/subscriptions/search")
+def search_subscriptions(caller: EnvCaller, body: SubscriptionSearch) -> dict[str, Any]:
+    """``with_line_items: false`` leaves each subscription's ``line_items`` out."""
+    page = caller.subscriptions.search(body)
+    if body.with_line_items:
+        return page.to_dict()
+    items = [sub.to_dict(line_items=False) for sub in page.items]
+    return Page(items=items, total=page.total, limit=page.limit, offset=page.offset).to_dict()
+
+
+@router.get("/subscriptions/{subscription_id}")
+def get_subscription(caller: EnvCaller, subscription_id: str) -> dict[str, Any]:
+    return caller.subscriptions.get(subscription_id).to_dict()
+
+
+@router.get("/subscriptions/{subscription_id}/v2")
+def get_subscription_v2(caller: EnvCaller, subscription_id: str, expand: Expand = None) -> dict[str, Any]:
+    """``expand``: comma list of ``coupon_associations``, ``credit_grants``,
+    ``subscription_line_items``, ``phases``; ``line_items`` appear only when expanded."""
+    return caller.subscriptions.get_v2(subscription_id, expand=expand).to_dict()
+
+
+@router.post("/subscriptions/{subscription_id}/activate")
+def activate_subscription(
+    caller: EnvCaller, subscription_id: str, body: SubscriptionActivate | None = None
+) -> dict[str, Any]:
+    """Optional body ``{"start_date": ...}``; an empty or missing body keeps the draft's start."""
+    start_date = body.start_date if body is not None else None
+    return caller.subscriptions.activate(subscription_id, start_date=start_date).to_dict()
+
+
+@router.get("/customers/external/{external_id}/subscriptions")
+def customer_subscriptions(caller: EnvCaller, external_id: str) -> dict[str, Any]:
+    return caller.subscriptions.for_customer(external_id).to_dict()
