@@ -5,33 +5,27 @@
 Part 1 uses the stored system: a tenant with test and production environments, customers, isolation
 between environments, API keys and the notification events changes record.
 
-Part 2 builds an API product's catalogue in the store (meters, a feature, a plan with a flat fee,
-tiered and package usage prices and an entitlement, an add-on, a coupon, a tax rate), then simulates
-three months of it with the pure billing core (``billingkit.domain``): billing periods from the
-customer's anchor, usage aggregated from raw events by the stored meters, and invoices assembled from
-the stored prices, coupon and tax rate. Subscriptions that store these invoices arrive with the
-subscriptions milestone; the arithmetic is already the real one.
+Part 2 is the library's main job. It builds an API product's catalogue (meters, a metered feature, a
+plan with a flat fee, tiered and package usage prices and an included allowance), subscribes a
+customer, then moves a test clock through three billing periods. Each month the customer's usage
+events are ingested and ``billing.run_due()`` bills the period that ended: the usage of that period
+in arrear, the next period's fee in advance. The invoices printed are the stored ones, numbered
+``INV-YYYYMM-NNNNN``.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
-from itertools import pairwise
 
-from billingkit import Billing, NotFound, Scoped
-from billingkit.domain.catalog import Meter, PlanDetail, Price
-from billingkit.domain.coupons import CouponAssociation
-from billingkit.domain.invoice_lines import LineItemInput
-from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
-from billingkit.domain.periods import BillingPeriod, BillingSchedule
-from billingkit.domain.usage import UsageEvent, aggregate_usage
+from billingkit import Billing, Invoice, NotFound, PlanDetail, Scoped, TestClock
+
+START = datetime(2026, 1, 31, 10, 0, tzinfo=UTC)  # anchored on the 31st: Feb clamps, Mar restores
 
 
 def main() -> None:
-    billing = Billing()
+    clock = TestClock(START)
+    billing = Billing(clock=clock)
     setup = billing.bootstrap(tenant_name="Acme Analytics", owner_email="owner@acme.test")
     test_env, test_key = setup.environments[0]
     prod_env, _ = setup.environments[1]
@@ -69,15 +63,15 @@ def main() -> None:
     for event in test.notifications.list().items:
         print(f"  {event.created_at:%H:%M:%S}  {event.event_type:<17} {event.entity_id}")
 
-    simulate_three_months(test)
+    bill_three_months(billing, clock, test, ada.id)
 
 
-# -- part 2: a catalogue, and three simulated months with the pure core ------------------------
+# -- part 2: a catalogue, a subscription, and three billed months ------------------------------
 
 
-def build_catalogue(test: Scoped) -> tuple[PlanDetail, dict[str, Meter]]:
-    """The API product: $49/month in advance, API calls on slab tiers and e-mail recipients in
-    packages of 1,000, both billed in arrear; plus an add-on, a welcome coupon and 20% VAT."""
+def build_catalogue(test: Scoped) -> PlanDetail:
+    """The API product: $49/month in advance; API calls on slab tiers (the first 10,000 a month
+    included) and e-mail recipients in packages of 1,000, both billed in arrear."""
     calls = test.meters.create(name="API calls", event_name="api.request", aggregation={"type": "COUNT"})
     emails = test.meters.create(
         name="E-mail recipients", event_name="email.sent", aggregation={"type": "SUM", "field": "recipients"}
@@ -123,130 +117,84 @@ def build_catalogue(test: Scoped) -> tuple[PlanDetail, dict[str, Meter]]:
                 "transform_quantity": {"divide_by": 1000},
             },
         ],
-        entitlements=[
-            {"feature_id": api_access.id, "usage_limit": 1_000_000, "usage_reset_period": "MONTHLY"}
-        ],
-    )
-    test.addons.create(
-        name="Priority support",
-        lookup_key="priority-support",
-        prices=[
+        entitlements=[  # a soft limit: 10,000 calls a month included, the rest billed
             {
-                **monthly,
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "99",
-                "invoice_cadence": "ADVANCE",
+                "feature_id": api_access.id,
+                "usage_limit": 10_000,
+                "usage_reset_period": "MONTHLY",
+                "is_soft_limit": True,
             }
         ],
     )
-    test.coupons.create(
-        name="Welcome 10%",
-        coupon_code="WELCOME10",
-        type="percentage",
-        cadence="repeated",
-        percentage_off="10",
-        duration_in_periods=2,
-    )
-    test.tax_rates.create(name="VAT", code="VAT20", percentage_value="20")
     print(f"\ncatalogue: plan {plan.name!r} ({plan.id})")
     for price in plan.prices:
         shown = f"{len(price.tiers or ())} tiers" if price.tiers else price.to_dict()["display_amount"]
         print(f"  {price.display_name:<18} {price.type.value:<5} {price.billing_model.value:<8} {shown}")
-    print(f"  entitlement: {api_access.name} up to {plan.entitlements[0].usage_limit:,} calls a month")
-    return plan, {calls.id: calls, emails.id: emails}
+    print(f"  entitlement: {api_access.name}, {plan.entitlements[0].usage_limit:,} calls a month included")
+    return plan
 
 
-def simulated_events(start: datetime, end: datetime, seed: int = 7) -> list[UsageEvent]:
-    """A deterministic stream of API calls and e-mail sends for one customer."""
+def usage_events(start: datetime, end: datetime, seed: int) -> list[dict[str, object]]:
+    """A deterministic month of API calls and e-mail sends for one customer, as ingestion takes them."""
     rng = random.Random(seed)
-    events: list[UsageEvent] = []
+    events: list[dict[str, object]] = []
     t = start
-    n = 0
     while t < end:
-        for _ in range(rng.randint(60, 140)):
-            n += 1
-            events.append(UsageEvent(f"evt_{n}", "api.request", "cust-ada", t, {}))
-        n += 1
+        stamp = t.isoformat()
+        for i in range(rng.randint(10, 50)):
+            events.append(
+                {"event_id": f"call-{stamp}-{i}", "event_name": "api.request",
+                 "external_customer_id": "cust-ada", "timestamp": stamp}
+            )  # fmt: skip
         events.append(
-            UsageEvent(f"evt_{n}", "email.sent", "cust-ada", t, {"recipients": str(rng.randint(50, 400))})
-        )
+            {"event_id": f"mail-{stamp}", "event_name": "email.sent", "external_customer_id": "cust-ada",
+             "timestamp": stamp, "properties": {"recipients": rng.randint(50, 400)}}
+        )  # fmt: skip
         t += timedelta(hours=1)
     return events
 
 
-def print_invoice(number: int, draft: InvoiceDraft) -> None:
-    print(
-        f"\ninvoice {number}  {draft.period_start:%Y-%m-%d} .. {draft.period_end:%Y-%m-%d}"
-        f"  ({draft.currency})"
-    )
-    for line in draft.lines:
+def print_invoice(invoice: Invoice) -> None:
+    period = f"{invoice.period_start:%Y-%m-%d} .. {invoice.period_end:%Y-%m-%d}"
+    print(f"\n{invoice.invoice_number}  {invoice.billing_reason.value:<20} {period}  ({invoice.currency})")
+    for line in invoice.line_items:
+        billed = line.adjusted_entitlement_quantity
+        note = (
+            f"  ({line.quantity - billed} included)" if billed is not None and billed != line.quantity else ""
+        )
         print(
             f"  {line.display_name:<18} {line.period_start:%m-%d}..{line.period_end:%m-%d} "
-            f"qty {line.quantity:>8}  {line.amount:>9}"
+            f"qty {line.quantity:>8}  {line.amount:>9}{note}"
         )
-    print(f"  {'subtotal':<47}{draft.subtotal:>9}")
-    print(f"  {'discounts':<47}{-draft.total_discount:>9}")
-    print(f"  {'tax':<47}{draft.total_tax:>9}")
-    print(f"  {'amount due':<47}{draft.amount_due:>9}")
+    print(f"  {'amount due':<47}{invoice.amount_due:>9}   due {invoice.due_date:%Y-%m-%d}")
 
 
-def _line(price: Price, quantity: Decimal | None = None) -> LineItemInput:
-    return LineItemInput(
-        price.id,
-        price.to_spec(),
-        price.type.value,
-        price.invoice_cadence.value,
-        display_name=price.display_name or price.id,
-        quantity=quantity,
+def bill_three_months(billing: Billing, clock: TestClock, test: Scoped, customer_id: str) -> None:
+    plan = build_catalogue(test)
+    sub = test.subscriptions.create(
+        customer_id=customer_id,
+        plan_id=plan.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        payment_terms="15 NET",
     )
-
-
-def simulate_three_months(test: Scoped) -> None:
-    plan, meters = build_catalogue(test)
-    start = datetime(2026, 1, 31, 10, 0, tzinfo=UTC)  # anchored on the 31st: Feb clamps, Mar restores
-    schedule = BillingSchedule.for_start(start, period=BillingPeriod.MONTHLY, timezone="Europe/London")
-    periods = schedule.periods(start, start + timedelta(days=85))
-    events = simulated_events(start, periods[-1].end)
-    welcome = CouponAssociation("ca_welcome", test.coupons.get_by_code("WELCOME10").to_core(), start)
-    vat = test.tax_rates.list(tax_rate_codes=["VAT20"]).items[0].to_core()
-    fixed = [p for p in plan.prices if p.meter_id is None]
-    usage = [p for p in plan.prices if p.meter_id is not None]
-    opening = assemble_invoice(
-        InvoiceRequest(
-            currency="usd",
-            reference_point="period_start",
-            period_start=periods[0].start,
-            period_end=periods[0].end,
-            lines=tuple(_line(p) for p in fixed),
-            coupons=(welcome,),
-            tax_rates=(vat,),
-            as_of=periods[0].start,
-        )
-    )
-    print_invoice(1, opening)
-    for number, (period, following) in enumerate(pairwise(periods), start=2):
-        lines = [_line(p) for p in fixed]
-        for price in usage:
-            assert price.meter_id is not None
-            meter = meters[price.meter_id].to_spec()
-            quantity = aggregate_usage(meter, events, start=period.start, end=period.end).value
-            lines.append(_line(price, quantity))
-        draft = assemble_invoice(
-            InvoiceRequest(
-                currency="usd",
-                reference_point="period_end",
-                period_start=period.start,
-                period_end=period.end,
-                next_period_end=following.end,
-                lines=tuple(lines),
-                # The coupon has been used on the number - 1 invoices before this one.
-                coupons=(replace(welcome, applications=number - 1),),
-                tax_rates=(vat,),
-                as_of=period.end,
-            )
-        )
-        print_invoice(number, draft)
+    first = f"{sub.current_period_start:%Y-%m-%d} .. {sub.current_period_end:%Y-%m-%d}"
+    print(f"\nsubscription {sub.id}: {sub.subscription_status.value}, first period {first} ({sub.timezone})")
+    (opening,) = test.invoices.list(subscription_id=sub.id).items
+    print_invoice(opening)
+    for month in range(3):
+        sub = test.subscriptions.get(sub.id)
+        events = usage_events(sub.current_period_start, sub.current_period_end, seed=month)
+        for i in range(0, len(events), billing.max_bulk_events):
+            test.events.ingest_bulk(events[i : i + billing.max_bulk_events])
+        clock.set(sub.current_period_end + timedelta(hours=1))
+        report = billing.run_due()
+        print(f"\n{clock.now():%Y-%m-%d %H:%M} run_due: {len(events):,} events this period -> {report!r}")
+        for invoice in report.invoices:
+            print_invoice(invoice)
+    sub = test.subscriptions.get(sub.id)
+    print(f"\nsubscription now at {sub.current_period_start:%Y-%m-%d} .. {sub.current_period_end:%Y-%m-%d}, "
+          f"version {sub.version}")  # fmt: skip
 
 
 if __name__ == "__main__":
