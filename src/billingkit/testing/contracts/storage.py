@@ -22,7 +22,7 @@ from billingkit.domain.event_queries import EventFilter, EventPage, filter_event
 from billingkit.domain.queries import Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.usage import MeterFilter, UsageEvent, property_text
-from billingkit.errors import AlreadyExists, NotFound, ValidationError
+from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.ports import Storage
 from billingkit.storage.kinds import KINDS, Level
 
@@ -415,6 +415,100 @@ class StorageContract:
             uow.commit()
         with storage.unit_of_work("tenant_a", "env_a") as uow:
             assert uow.customers.list(ListQuery(status=None)).total == 2
+
+    def test_one_invoice_per_subscription_period_and_reason(self, storage: Storage) -> None:
+        first = sample("invoices", subscription_id="subs_1", invoice_number="INV-1")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.invoices.add(first)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            with pytest.raises(AlreadyExists) as info:
+                uow.invoices.add(sample("invoices", subscription_id="subs_1", invoice_number="INV-2"))
+            assert info.value.details["field"] == "subscription_id"
+            # another billing reason, period or subscription is another invoice
+            uow.invoices.add(
+                sample(
+                    "invoices",
+                    subscription_id="subs_1",
+                    invoice_number="INV-3",
+                    billing_reason="SUBSCRIPTION_CREATE",
+                )
+            )
+            uow.invoices.add(sample("invoices", subscription_id="subs_2", invoice_number="INV-4"))
+            # invoices without a subscription never collide
+            uow.invoices.add(sample("invoices", subscription_id=None, invoice_number="INV-5"))
+            uow.invoices.add(sample("invoices", subscription_id=None, invoice_number="INV-6"))
+            with pytest.raises(AlreadyExists):
+                uow.invoices.add(sample("invoices", subscription_id="subs_9", invoice_number="INV-1"))
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.invoices.list(ListQuery(status=None)).total == 5
+
+    def test_counters_are_gap_free_per_scope_and_roll_back(self, storage: Storage) -> None:
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert [uow.counters.next("inv:202603") for _ in range(3)] == [1, 2, 3]
+            assert uow.counters.next("inv:202604") == 1
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.counters.next("inv:202603") == 4  # taken, then rolled back below
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.counters.next("inv:202603") == 4
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_b") as uow:
+            assert uow.counters.next("inv:202603") == 1
+            uow.commit()
+
+    def test_concurrent_counters_hand_out_each_number_once(self, storage: Storage) -> None:
+        taken: list[int] = []
+        lock = threading.Lock()
+
+        def take() -> None:
+            for _ in range(10):
+                with storage.unit_of_work("tenant_a", "env_a") as uow:
+                    value = uow.counters.next("n")
+                    uow.commit()
+                with lock:
+                    taken.append(value)
+
+        threads = [threading.Thread(target=take) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(taken) == list(range(1, 41))
+
+    def test_due_subscriptions_are_claimed_across_scopes_earliest_first(self, storage: Storage) -> None:
+        due = T0 + timedelta(days=31)
+        subs = [
+            sample("subscriptions", next_run_at=due + timedelta(hours=2)),
+            sample("subscriptions", tenant_id="tenant_b", environment_id="env_b", next_run_at=due),
+            sample("subscriptions", next_run_at=due + timedelta(days=1)),  # not due yet
+            sample("subscriptions", next_run_at=None),  # a draft
+            sample("subscriptions", next_run_at=due, status=Status.ARCHIVED),
+        ]
+        for sub in subs:
+            with storage.unit_of_work(sub.tenant_id, sub.environment_id) as uow:
+                uow.subscriptions.add(sub)
+                uow.commit()
+        with storage.unit_of_work() as uow:
+            claimed = uow.claim_due_subscriptions(due + timedelta(hours=2), 10)
+            assert [s.id for s in claimed] == [subs[1].id, subs[0].id]
+            assert uow.claim_due_subscriptions(due + timedelta(hours=2), 1) == [subs[1]]
+
+    def test_subscription_updates_check_the_version(self, storage: Storage) -> None:
+        sub = sample("subscriptions")
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.subscriptions.add(sub)
+            updated = uow.subscriptions.update(
+                sub.model_copy(update={"billing_sequence": 1}), expected_version=1
+            )
+            assert updated.version == 2
+            with pytest.raises(VersionConflict):
+                uow.subscriptions.update(sub.model_copy(update={"billing_sequence": 2}), expected_version=1)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            stored = uow.subscriptions.get(sub.id)
+            assert (stored.version, stored.billing_sequence) == (2, 1)
 
     def test_update_that_breaks_uniqueness_is_refused(self, storage: Storage) -> None:
         a = sample("customers", external_id="a")
