@@ -571,9 +571,14 @@ def activate_subscription(
         trial_days = (sub.trial_end - sub.trial_start) // timedelta(days=1)
     period, trial_start, trial_end = _periods_from(start, sub.end_date, schedule, trial_days)
     status = SubscriptionStatus.TRIALING if trial_days else SubscriptionStatus.ACTIVE
+    # Lines that started with the draft move with it; a line whose price starts later keeps that.
     lines = tuple(
         line.model_copy(
-            update={"start_date": start if line.start_date is None else max(start, line.start_date)}
+            update={
+                "start_date": start
+                if line.start_date is None or line.start_date == sub.start_date
+                else max(start, line.start_date)
+            }
         )
         for line in sub.line_items
     )

@@ -9,8 +9,10 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Numeric,
     Table,
     and_,
+    cast,
     func,
     not_,
     select,
@@ -23,6 +25,7 @@ from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionC
 from billingkit.storage.kinds import Kind, Level
 from billingkit.storage.memory.repository import check_fields
 from billingkit.storage.sql.mapping import from_row, to_row
+from billingkit.storage.sql.types import ExactDecimal
 
 T = TypeVar("T", bound=Record)
 
@@ -100,6 +103,14 @@ class SqlRepository(Generic[T]):
             return self._table.c.metadata[name.removeprefix("metadata.")].as_string()
         return self._table.c[name]
 
+    def _ordered(self, name: str) -> Any:
+        """The column as compared by ``gt``/``lt`` filters and sorts. SQLite stores decimals as
+        text (exactly), which would compare "100.00" < "49.00"; compare their numeric value."""
+        column = self._column(name)
+        if self._conn.dialect.name == "sqlite" and isinstance(getattr(column, "type", None), ExactDecimal):
+            return cast(column, Numeric())
+        return column
+
     def _condition(self, flt: Filter) -> Any:
         col = self._column(flt.field)
         value = flt.value
@@ -115,6 +126,7 @@ class SqlRepository(Generic[T]):
             pattern = "%" + str(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             found = col.ilike(pattern, escape="\\")
             return found if op is Op.CONTAINS else not_(found)
+        col = self._ordered(flt.field)
         if op in (Op.GT, Op.AFTER):
             return col > value
         if op is Op.GTE:
@@ -136,7 +148,7 @@ class SqlRepository(Generic[T]):
         ).scalar_one()
         order = []
         for s in query.sort:
-            col = self._column(s.field)
+            col = self._ordered(s.field)
             # Same NULL placement as the memory store: NULL is the smallest value.
             order.append(col.desc().nulls_last() if s.descending else col.asc().nulls_first())
         first_desc = query.sort[0].descending if query.sort else True
