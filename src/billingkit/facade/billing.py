@@ -14,6 +14,7 @@ from billingkit.clock import SystemClock
 from billingkit.domain.access import Account, Actor, Tenant
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.validation import ensure_utc
 from billingkit.errors import BillingError
 from billingkit.facade.scoped import Scoped
 from billingkit.ports import Clock, Storage, UnitOfWork
@@ -197,8 +198,6 @@ class Billing:
         ``RunReport.failures`` and stays due; the others go on. Safe to call from several processes
         on one PostgreSQL database at once.
         """
-        from billingkit.domain.validation import ensure_utc
-
         at = self.clock.now() if now is None else ensure_utc(now, "now")
         report = RunReport()
         skipped: set[str] = set()

@@ -63,6 +63,7 @@ from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.invoicing import (
     Charge,
+    Snapshot,
     build_invoice,
     compute_invoices,
     issue_invoice,
@@ -356,10 +357,9 @@ def _line_items(
     return tuple(items)
 
 
-def _check_allowances(uow: UnitOfWork, sub: Subscription) -> None:
+def _check_allowances(sub: Subscription, snapshot: Snapshot) -> None:
     """Refuse a plan whose metered entitlements reset on another cycle than the subscription's:
     billing them needs per-window usage, which this version does not compute."""
-    snapshot = load_snapshot(uow, [sub])
     for entitlement in snapshot.allowances.get(sub.plan_id, {}).values():
         if not supported_allowance(entitlement, sub):
             period = entitlement.usage_reset_period.value if entitlement.usage_reset_period else "none"
@@ -387,14 +387,15 @@ def _periods_from(
 
 
 def open_subscription(
-    uow: UnitOfWork, ctx: Context, sub: Subscription, reason: BillingReason
+    uow: UnitOfWork, ctx: Context, sub: Subscription, reason: BillingReason, snapshot: Snapshot | None = None
 ) -> Subscription:
     """Issue the opening invoice of an active subscription (the current period's ADVANCE charges)
-    and return the subscription with its billing sequence advanced; trialing ones bill nothing."""
+    and return the subscription with its billing sequence advanced; trialing ones bill nothing.
+    ``snapshot``: the catalogue ``sub`` is priced with, when the caller has loaded it already."""
     if sub.subscription_status is not SubscriptionStatus.ACTIVE:
         return sub
     charge = Charge(sub, reason, "period_start", Period(sub.current_period_start, sub.current_period_end))
-    snapshot = load_snapshot(uow, [sub])
+    snapshot = snapshot or load_snapshot(uow, [sub])
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
     if not computed.draft.lines:
         return sub
@@ -522,8 +523,9 @@ def create_subscription(
         "next_run_at": None if draft else next_run_at(status, period.start, period.end, None, renewal_notice),
     }
     sub = build(Subscription, fields)
-    _check_allowances(uow, sub)
-    sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE)
+    snapshot = load_snapshot(uow, [sub])
+    _check_allowances(sub, snapshot)
+    sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)
     event = "subscription.draft.created" if draft else "subscription.created"
     notifications.record(
