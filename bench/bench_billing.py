@@ -422,7 +422,6 @@ def timed_parts() -> Iterator[dict[str, float]]:
     """Wall-clock seconds in the parts of a run, by wrapping them with a timer. Labels are indented
     under the part that calls them; table inserts are told apart by table."""
     from billingkit.services import billing_runs, invoicing, notifications
-    from billingkit.storage.sql.counters import SqlCounterStore
     from billingkit.storage.sql.repository import SqlRepository
     from billingkit.storage.sql.storage import SqlUnitOfWork
     from billingkit.storage.sql.usage import SqlUsageStore
@@ -438,20 +437,11 @@ def timed_parts() -> Iterator[dict[str, float]]:
         (invoicing, "_request", lambda *a: "  _request (LineItemInput, InvoiceRequest)"),
         (invoicing, "assemble_invoice", lambda *a: "  assemble_invoice (core)"),
         (billing_runs, "build_invoice", lambda *a: "build_invoice (Invoice, line items)"),
-        (billing_runs, "issue_invoice", lambda *a: "issue_invoice"),
-        (SqlCounterStore, "next", lambda *a: "  counter upsert"),
-        (invoicing, "invoice_payload", lambda *a: "  invoice_payload (to_dict)"),
-        (notifications, "record", lambda *a: "  notifications.record"),
-        (
-            SqlRepository,
-            "add",
-            lambda repo, *a: (
-                "    of which the INSERT"
-                if repo._table.name == "notification_events"
-                else f"  INSERT ({repo._table.name})"
-            ),
-        ),
-        (SqlRepository, "update", lambda repo, *a: f"UPDATE ({repo._table.name}, version check)"),
+        (billing_runs, "number_invoices", lambda *a: "number_invoices (one counter block)"),
+        (invoicing, "invoice_payload", lambda *a: "invoice_payload (to_dict)"),
+        (notifications, "event", lambda *a: "notification events (built)"),
+        (SqlRepository, "add_many", lambda repo, *a: f"INSERT ({repo._table.name}, executemany)"),
+        (SqlRepository, "update_many", lambda repo, *a: f"UPDATE ({repo._table.name}, version check)"),
         (SqlUnitOfWork, "commit", lambda *a: "commit"),
         (SqlUnitOfWork, "__exit__", lambda *a: "unit of work close"),
     ]
@@ -486,13 +476,12 @@ ORDER = [
     "  _request (LineItemInput, InvoiceRequest)",
     "  assemble_invoice (core)",
     "build_invoice (Invoice, line items)",
-    "issue_invoice",
-    "  counter upsert",
-    "  invoice_payload (to_dict)",
-    "  INSERT (invoices)",
-    "  notifications.record",
-    "    of which the INSERT",
+    "number_invoices (one counter block)",
+    "invoice_payload (to_dict)",
+    "notification events (built)",
+    "INSERT (invoices, executemany)",
     "UPDATE (subscriptions, version check)",
+    "INSERT (notification_events, executemany)",
     "commit",
     "unit of work close",
 ]
@@ -508,19 +497,17 @@ PROFILE_ROWS = [
     ("  _request", "services/invoicing.py", "_request"),
     ("  assemble_invoice", "domain/invoicing.py", "assemble_invoice"),
     ("build_invoice", "services/invoicing.py", "build_invoice"),
-    ("issue_invoice", "services/invoicing.py", "issue_invoice"),
-    ("  counter next", "sql/counters.py", "next"),
-    ("  invoice_payload", "services/invoicing.py", "invoice_payload"),
-    ("  notifications.record", "services/notifications.py", "record"),
-    ("SqlRepository.add (invoice + notification)", "sql/repository.py", "add"),
-    ("SqlRepository.update (subscription)", "sql/repository.py", "update"),
+    ("number_invoices", "services/invoicing.py", "number_invoices"),
+    ("invoice_payload", "services/invoicing.py", "invoice_payload"),
+    ("notification events (built)", "services/notifications.py", "event"),
+    ("SqlRepository.add_many (invoices, notifications)", "sql/repository.py", "add_many"),
+    ("SqlRepository.update_many (subscriptions)", "sql/repository.py", "update_many"),
     ("commit", "sql/storage.py", "commit"),
     ("to_row (model -> row)", "sql/mapping.py", "to_row"),
     ("from_row (row -> model)", "sql/mapping.py", "from_row"),
     ("pydantic model_copy", "pydantic/main.py", "model_copy"),
     ("pydantic model_dump", "pydantic/main.py", "model_dump"),
     ("SQLAlchemy Connection.execute", "sqlalchemy/engine/base.py", "execute"),
-    ("SQLAlchemy insert/update .values(row)", "sqlalchemy/sql/dml.py", "values"),
     ("SQLAlchemy cache key + compile", "sqlalchemy/sql/elements.py", "_compile_w_cache"),
 ]
 
@@ -555,7 +542,7 @@ def run_timed(billing: Billing, cohort: Cohort) -> tuple[list[Invoice], float, d
     return list(report.invoices), total, spent
 
 
-def run_profiled(billing: Billing, cohort: Cohort, top: int) -> list[Invoice]:
+def run_profiled(billing: Billing, cohort: Cohort, top: int, sort: str) -> list[Invoice]:
     gc.collect()
     profiler = cProfile.Profile()
     profiler.enable()
@@ -576,8 +563,8 @@ def run_profiled(billing: Billing, cohort: Cohort, top: int) -> list[Invoice]:
         seconds = entries.get((suffix, name), 0.0)
         print(f"    {label:<46} {seconds:7.3f}s {seconds / total:7.1%}")
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("cumulative").print_stats(top)
-    print(f"  cProfile top {top} by cumulative time:")
+    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
+    print(f"  cProfile top {top} by {sort}:")
     lines = out.getvalue().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
     for line in lines[start:]:
@@ -629,7 +616,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     if not args.no_profile:
         invoices, _, _ = run_timed(billing, cohorts[1])
         check_run(store, billing, scoped, cohorts[1], invoices, args.seed)
-        invoices = run_profiled(billing, cohorts[2], args.top)
+        invoices = run_profiled(billing, cohorts[2], args.top, args.sort)
         check_run(store, billing, scoped, cohorts[2], invoices, args.seed)
     billing.close()
     return {
@@ -655,6 +642,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--seed", type=int, default=20260201)
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--top", type=int, default=25, help="cProfile rows to show")
+    parser.add_argument(
+        "--sort", default="cumulative", choices=["cumulative", "tottime"], help="of those rows"
+    )
     args = parser.parse_args(argv)
     if args.subscriptions < SAMPLE:
         raise SystemExit(f"--subscriptions must be at least {SAMPLE}")

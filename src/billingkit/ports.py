@@ -79,6 +79,18 @@ class Repository(Protocol[T]):
         """
         ...
 
+    def add_many(self, items: Sequence[T]) -> None:
+        """Insert ``items`` together (one statement on SQL stores): all of them or, when one
+        breaks a uniqueness rule (:class:`AlreadyExists`), none."""
+        ...
+
+    def update_many(self, changes: Sequence[tuple[T, T]]) -> list[T]:
+        """Save each ``(stored, changed)`` pair: the fields of ``changed`` that differ from
+        ``stored`` are written to the resource with ``stored.id``. For versioned kinds the stored
+        ``version`` must still equal ``stored.version`` (else :class:`VersionConflict`) and becomes
+        ``stored.version + 1``. All of them or none. Returns the saved items (new versions)."""
+        ...
+
     def list(self, query: ListQuery) -> Page[T]: ...
 
 
@@ -112,8 +124,9 @@ class CounterStore(Protocol):
     transaction, so a rolled-back unit of work gives its numbers back: sequences are gap-free.
     Concurrent units of work taking the same counter queue on it (a row lock on SQL stores)."""
 
-    def next(self, name: str) -> int:
-        """Advance counter ``name`` and return its new value (1 for a new counter)."""
+    def next(self, name: str, *, count: int = 1) -> int:
+        """Advance counter ``name`` by ``count`` (at least 1) and return the first value taken:
+        ``count`` numbers from it on are the caller's (1 for a new counter)."""
         ...
 
 

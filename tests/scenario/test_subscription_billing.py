@@ -19,6 +19,7 @@ from billingkit import Billing, Scoped, TestClock
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 
 
@@ -451,20 +452,26 @@ def test_crash_between_computing_and_storing_bills_nothing_then_exactly_once(
     w.usage(150, at(2024, 2, 1))
     before = {s.id: w.sub(s) for s in (sub, other)}
 
-    real = billing_runs.issue_invoice  # type: ignore[attr-defined]  # the name the run calls
+    real_numbers = billing_runs.number_invoices  # type: ignore[attr-defined]  # the names the run calls
+    real_record = billing_runs.notifications.record_many
     attempts: list[str | None] = []
 
-    def crash_once(uow: Any, ctx: Any, invoice: Invoice) -> Invoice:
-        issued = real(uow, ctx, invoice)  # numbered and stored in the run's transaction ...
-        attempts.append(issued.invoice_number)
-        if len(attempts) == 1:
-            raise RuntimeError("power cut")  # ... which never commits
+    def numbered(uow: Any, ctx: Any, invoices: Any) -> Any:
+        issued = real_numbers(uow, ctx, invoices)
+        attempts.extend(invoice.invoice_number for invoice in issued)
         return issued
 
-    monkeypatch.setattr(billing_runs, "issue_invoice", crash_once)
+    def power_cut(uow: Any, ctx: Any, events: Any) -> None:
+        # Reached after the run stored its invoices and subscriptions in its transaction ...
+        cycle_only = Filter("billing_reason", Op.EQ, BillingReason.SUBSCRIPTION_CYCLE)
+        assert uow.invoices.list(ListQuery(filters=(cycle_only,))).total == 2
+        raise RuntimeError("power cut")  # ... which never commits
+
+    monkeypatch.setattr(billing_runs, "number_invoices", numbered)
+    monkeypatch.setattr(billing_runs.notifications, "record_many", power_cut)
     with pytest.raises(RuntimeError, match="power cut"):
         w.run(at(2024, 3, 1))
-    assert attempts == ["INV-202403-00001"]
+    assert attempts == ["INV-202403-00001", "INV-202403-00002"]
     cycle = w.s.invoices.list(billing_reason="SUBSCRIPTION_CYCLE", limit=100).items
     assert cycle == []
     for s in (sub, other):
@@ -480,7 +487,7 @@ def test_crash_between_computing_and_storing_bills_nothing_then_exactly_once(
         for e in w.events("invoice.update.finalized")
     )
 
-    monkeypatch.setattr(billing_runs, "issue_invoice", real)
+    monkeypatch.setattr(billing_runs.notifications, "record_many", real_record)
     report = w.run()
     assert len(report.invoices) == 2
     assert w.run().invoices == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from billingkit import TestClock, errors
 from billingkit.domain.ids import IdFactory, encode_ulid
@@ -36,6 +38,22 @@ def test_ulid_encoding_known_value() -> None:
     # 2**128 - 1 is 26 base32 digits: a leading 7 then 25 Z's.
     assert encode_ulid(2**128 - 1) == "7" + "Z" * 25
     assert encode_ulid(0) == "0" * 26
+    assert encode_ulid(32) == "0" * 24 + "10"
+    for outside in (-1, 2**128):
+        with pytest.raises(ValueError):
+            encode_ulid(outside)
+
+
+@given(st.integers(min_value=0, max_value=2**128 - 1), st.integers(min_value=0, max_value=2**128 - 1))
+def test_ulid_digits_read_back_and_sort_like_the_numbers(a: int, b: int) -> None:
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base32
+    text = encode_ulid(a)
+    assert len(text) == 26
+    value = 0
+    for digit in text:
+        value = value * 32 + alphabet.index(digit)
+    assert value == a
+    assert (text < encode_ulid(b)) == (a < b)
 
 
 @pytest.mark.parametrize(

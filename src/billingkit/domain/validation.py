@@ -123,6 +123,8 @@ def ensure_utc(value: Any, field: str = "timestamp") -> datetime:
 
 
 def _utc(value: datetime) -> datetime:
+    if value.tzinfo is UTC:  # the usual case, checked first: models are rebuilt from rows often
+        return value
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("datetime must be timezone-aware (naive datetimes are ambiguous)")
     return value.astimezone(UTC)

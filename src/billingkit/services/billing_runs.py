@@ -34,8 +34,9 @@ from billingkit.services.invoicing import (
     Snapshot,
     build_invoice,
     compute_invoices,
-    issue_invoice,
+    invoice_event,
     load_snapshot,
+    number_invoices,
 )
 from billingkit.services.subscriptions import subscription_payload
 
@@ -102,15 +103,25 @@ def _compute(
     return by_sub
 
 
-def _record(uow: UnitOfWork, ctx: Context, event: str, sub: Subscription, snapshot: Snapshot) -> None:
-    notifications.record(
-        uow,
+def _subscription_event(ctx: Context, event: str, sub: Subscription, snapshot: Snapshot) -> NotificationEvent:
+    return notifications.event(
         ctx,
         event_type=event,
         entity_type="subscription",
         entity_id=sub.id,
         resource=subscription_payload(sub, snapshot.customers.get(sub.customer_id)),
     )
+
+
+@dataclass(slots=True)
+class _Billed:
+    """One subscription's outcome before anything is written: its invoices (unnumbered), and
+    itself as claimed and as it will be saved."""
+
+    claimed: Subscription
+    updated: Subscription
+    plan: DuePlan
+    invoices: list[Invoice | None]  # one per invoicing step, in step order
 
 
 def _bill_scope(
@@ -120,39 +131,57 @@ def _bill_scope(
     renewal_notice: timedelta | None,
     result: BatchResult,
 ) -> None:
+    """Bill a scope's claimed subscriptions with a few statements for all of them: one usage batch,
+    one block of invoice numbers, one insert of invoices, one update of subscriptions (per set of
+    changed columns) and one insert of notifications."""
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
     snapshot = load_snapshot(uow, subs)
     computed = _compute(uow, subs, plans, snapshot, ctx.now, report)
     failed = {failure[0] for failure in report.failures}
+    billed: list[_Billed] = []
     for sub in subs:
         if sub.id in failed:
             continue
-        report.subscriptions += 1
         plan = plans[sub.id]
-        invoices = iter(computed.get(sub.id, ()))
         sequence = sub.billing_sequence
-        updated = sub.model_copy(update={**plan.changes, **ctx.touch()})
-        for step in plan.steps:
-            if step.kind == StepKind.RENEWAL_NOTICE:
-                _record(uow, ctx, "subscription.renewal.due", sub, snapshot)
-                report.notifications += 1
-            elif step.kind in (StepKind.PERIOD_END, StepKind.TRIAL_END):
-                item = next(invoices)
-                if item.draft.lines:
-                    sequence += 1
-                    invoice = build_invoice(ctx, item, snapshot, billing_sequence=sequence)
-                    report.invoices.append(issue_invoice(uow, ctx, invoice))
-                    report.notifications += 1
-        updated = updated.model_copy(update={"billing_sequence": sequence})
-        if plan.steps or updated.next_run_at != sub.next_run_at:
-            updated = uow.subscriptions.update(updated, expected_version=sub.version)
+        invoices: list[Invoice | None] = []
+        for item in computed.get(sub.id, ()):
+            if item.draft.lines:
+                sequence += 1
+                invoices.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
+            else:
+                invoices.append(None)  # nothing to bill for this step
+        updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
+        billed.append(_Billed(sub, updated, plan, invoices))
+
+    issued = iter(number_invoices(uow, ctx, [i for one in billed for i in one.invoices if i is not None]))
+    stored: list[Invoice] = []
+    events: list[NotificationEvent] = []
+    changes: list[tuple[Subscription, Subscription]] = []
+    for one in billed:
+        report.subscriptions += 1
+        sub, updated = one.claimed, one.updated
+        per_step = iter(one.invoices)
+        for step in one.plan.steps:
+            if step.kind is StepKind.RENEWAL_NOTICE:
+                events.append(_subscription_event(ctx, "subscription.renewal.due", sub, snapshot))
+            elif step.kind in (StepKind.PERIOD_END, StepKind.TRIAL_END) and next(per_step) is not None:
+                invoice = next(issued)
+                stored.append(invoice)
+                events.append(invoice_event(ctx, invoice))
+        if one.plan.steps or updated.next_run_at != sub.next_run_at:
+            changes.append((sub, updated))
         if updated.subscription_status is not sub.subscription_status:
-            _record(uow, ctx, "subscription.updated", updated, snapshot)
-            report.notifications += 1
+            saved = updated.model_copy(update={"version": sub.version + 1})
+            events.append(_subscription_event(ctx, "subscription.updated", saved, snapshot))
             if updated.subscription_status is SubscriptionStatus.CANCELLED:
-                _record(uow, ctx, "subscription.cancelled", updated, snapshot)
-                report.notifications += 1
+                events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
+    uow.invoices.add_many(stored)
+    uow.subscriptions.update_many(changes)
+    notifications.record_many(uow, ctx, events)
+    report.invoices += stored
+    report.notifications += len(events)
 
 
 def bill_claimed(

@@ -40,6 +40,7 @@ from billingkit.domain.invoices import (
 )
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
 from billingkit.domain.money import ZERO
+from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import Period
 from billingkit.domain.pricing import PriceSpec
 from billingkit.domain.queries import Filter, ListQuery, Op
@@ -57,9 +58,11 @@ __all__ = [
     "Snapshot",
     "build_invoice",
     "compute_invoices",
+    "invoice_event",
     "invoice_payload",
     "issue_invoice",
     "load_snapshot",
+    "number_invoices",
     "supported_allowance",
 ]
 
@@ -375,35 +378,51 @@ def invoice_payload(invoice: Invoice) -> dict[str, Any]:
     return data
 
 
-def issue_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> Invoice:
-    """Finalize (number, ``finalized_at``, ``issue_date``) unless SKIPPED, store, and record
-    ``invoice.update.finalized`` (or ``invoice.update`` for a skipped one).
+def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
+    """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
+    taken from the environment's monthly counter for all of them), ``finalized_at`` and
+    ``issue_date``. The counter moves in this same transaction, so a rollback gives the numbers
+    back. Nothing is stored."""
+    wanted = sum(1 for invoice in invoices if invoice.invoice_status is not InvoiceStatus.SKIPPED)
+    if not wanted:
+        return list(invoices)
+    key = invoice_number_key(ctx.now)
+    sequence = uow.counters.next(f"invoice_number:{key}", count=wanted)
+    finalized: list[Invoice] = []
+    for invoice in invoices:
+        if invoice.invoice_status is not InvoiceStatus.SKIPPED:
+            invoice = invoice.model_copy(
+                update={
+                    "invoice_number": invoice_number(key, sequence),
+                    "invoice_status": InvoiceStatus.FINALIZED,
+                    "finalized_at": ctx.now,
+                    "issue_date": ctx.now,
+                }
+            )
+            sequence += 1
+        finalized.append(invoice)
+    return finalized
 
-    The number comes from the environment's monthly counter in this same transaction, so a
-    rollback gives it back. ``AlreadyExists`` if the subscription already has an invoice for this
-    period and billing reason (nothing is written then: the caller's unit of work rolls back).
-    """
-    if invoice.invoice_status is not InvoiceStatus.SKIPPED:
-        key = invoice_number_key(ctx.now)
-        number = invoice_number(key, uow.counters.next(f"invoice_number:{key}"))
-        invoice = invoice.model_copy(
-            update={
-                "invoice_number": number,
-                "invoice_status": InvoiceStatus.FINALIZED,
-                "finalized_at": ctx.now,
-                "issue_date": ctx.now,
-            }
-        )
-    uow.invoices.add(invoice)
-    event = (
-        "invoice.update" if invoice.invoice_status is InvoiceStatus.SKIPPED else "invoice.update.finalized"
-    )
-    notifications.record(
-        uow,
+
+def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
+    """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
+    (not stored yet)."""
+    return notifications.event(
         ctx,
-        event_type=event,
+        event_type="invoice.update"
+        if invoice.invoice_status is InvoiceStatus.SKIPPED
+        else "invoice.update.finalized",
         entity_type="invoice",
         entity_id=invoice.id,
         resource=invoice_payload(invoice),
     )
-    return invoice
+
+
+def issue_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> Invoice:
+    """Finalize (:func:`number_invoices`), store, and record its notification
+    (:func:`invoice_event`). ``AlreadyExists`` if the subscription already has an invoice for this
+    period and billing reason (nothing is written then: the caller's unit of work rolls back)."""
+    (issued,) = number_invoices(uow, ctx, [invoice])
+    uow.invoices.add(issued)
+    notifications.record_many(uow, ctx, [invoice_event(ctx, issued)])
+    return issued

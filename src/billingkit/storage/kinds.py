@@ -28,9 +28,16 @@ from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
+from billingkit.errors import ValidationError
 from billingkit.ports import CounterStore, EventStore, Repository, UsageStore
 
-__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique"]
+__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count"]
+
+
+def check_count(count: int) -> None:
+    """Counters advance by at least one (``CounterStore.next``)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValidationError(f"a counter advances by a positive whole number, not {count!r}", field="count")
 
 
 class Level(Enum):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
@@ -75,6 +76,11 @@ def sort_key(name: str) -> Callable[[Record], _NullsFirst]:
     return lambda item: _NullsFirst(_plain(field_value(item, name)))
 
 
+def changed_fields(before: Record, after: Record) -> list[str]:
+    """The model fields whose values differ between two versions of one resource."""
+    return [name for name in type(after).model_fields if getattr(before, name) != getattr(after, name)]
+
+
 def check_fields(kind: Kind, names: Iterable[str], *, field: str) -> None:
     known = kind.model.model_fields
     for name in names:
@@ -96,6 +102,7 @@ class MemoryRepository(Generic[T]):
         scope: tuple[str | None, str | None],
         record_undo: Callable[[Any, Any, Any], None],
         unique_index: dict[tuple[object, ...], str] | None = None,
+        savepoint: Callable[[], AbstractContextManager[None]] = nullcontext,
     ) -> None:
         self._kind = kind
         self._rows = rows
@@ -105,6 +112,7 @@ class MemoryRepository(Generic[T]):
         self._unique = {} if unique_index is None else unique_index
         self._tenant_id, self._environment_id = scope
         self._record_undo = record_undo
+        self._savepoint = savepoint
         if kind.level is not Level.GLOBAL and self._tenant_id is None:
             raise ValidationError(f"{kind.label} needs a tenant scope", field="tenant_id")
         if kind.level is Level.ENVIRONMENT and self._environment_id is None:
@@ -208,6 +216,24 @@ class MemoryRepository(Generic[T]):
         self._rows[item.id] = item
         self._index_unique(item)
         return item
+
+    def add_many(self, items: Sequence[T]) -> None:
+        with self._savepoint():
+            for item in items:
+                self.add(item)
+
+    def update_many(self, changes: Sequence[tuple[T, T]]) -> list[T]:
+        saved: list[T] = []
+        with self._savepoint():
+            for stored, changed in changes:
+                if changed.id != stored.id:
+                    raise ValidationError("update_many pairs must share an id", field="id")
+                current = self.get(stored.id)
+                diff = changed_fields(stored, changed)
+                merged = current.model_copy(update={name: getattr(changed, name) for name in diff})
+                version = stored.version if self._kind.versioned else None  # type: ignore[attr-defined]
+                saved.append(self.update(merged, expected_version=version))
+        return saved
 
     def list(self, query: ListQuery) -> Page[T]:
         check_fields(self._kind, (f.field for f in query.filters), field="filters")

@@ -8,7 +8,8 @@ exactly as a database transaction would.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -17,7 +18,7 @@ from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.errors import InvalidOperation, ValidationError
-from billingkit.storage.kinds import KINDS, RepositoryAttributes
+from billingkit.storage.kinds import KINDS, RepositoryAttributes, check_count
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
@@ -74,7 +75,12 @@ class MemoryUnitOfWork(RepositoryAttributes):
         repo = self._repositories.get(name)
         if repo is None:
             repo = MemoryRepository(
-                kind, self._storage._rows[name], self._scope, self._record, self._storage._unique[name]
+                kind,
+                self._storage._rows[name],
+                self._scope,
+                self._record,
+                self._storage._unique[name],
+                self._savepoint,
             )
             self._repositories[name] = repo
         return repo
@@ -85,10 +91,29 @@ class MemoryUnitOfWork(RepositoryAttributes):
         view._undo = self._undo
         view._active = self._active
         view._record = self._record  # type: ignore[method-assign]
+        view._savepoint = self._savepoint  # type: ignore[method-assign]
         return view
 
     def _record(self, rows: dict[Any, Any], key: Any, previous: Any) -> None:
         self._undo.append((rows, key, previous))
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """Undo what the block wrote if it raises (the rest of the unit of work stays)."""
+        mark = len(self._undo)
+        try:
+            yield
+        except BaseException:
+            self._undo_to(mark)
+            raise
+
+    def _undo_to(self, mark: int) -> None:
+        while len(self._undo) > mark:
+            rows, key, previous = self._undo.pop()
+            if previous is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = previous
 
     def __enter__(self) -> MemoryUnitOfWork:
         self._storage._lock.acquire()
@@ -110,15 +135,10 @@ class MemoryUnitOfWork(RepositoryAttributes):
             self._storage._lock.release()
 
     def commit(self) -> None:
-        self._undo = []
+        self._undo.clear()  # in place: for_scope views share this log
 
     def rollback(self) -> None:
-        for rows, key, previous in reversed(self._undo):
-            if previous is None:
-                rows.pop(key, None)
-            else:
-                rows[key] = previous
-        self._undo = []
+        self._undo_to(0)
 
     def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
         for item in self._storage._rows["api_keys"].values():
@@ -166,10 +186,10 @@ class MemoryCounterStore:
         self._scope = (tenant_id, environment_id)
         self._record_undo = record_undo
 
-    def next(self, name: str) -> int:
+    def next(self, name: str, *, count: int = 1) -> int:
+        check_count(count)
         key = (*self._scope, name)
         current = self._counters.get(key)
         self._record_undo(self._counters, key, current)
-        value = (current or 0) + 1
-        self._counters[key] = value
-        return value
+        self._counters[key] = (current or 0) + count
+        return (current or 0) + 1

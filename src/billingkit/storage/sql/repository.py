@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import builtins
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Insert,
     Numeric,
     Table,
+    Update,
     and_,
+    bindparam,
     cast,
     func,
     not_,
@@ -23,7 +29,7 @@ from billingkit.domain.queries import Filter, ListQuery, Op, Page
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
-from billingkit.storage.memory.repository import check_fields
+from billingkit.storage.memory.repository import changed_fields, check_fields
 from billingkit.storage.sql.mapping import from_row, to_row
 from billingkit.storage.sql.types import ExactDecimal
 
@@ -159,49 +165,158 @@ class SqlRepository(Generic[T]):
         return Page(items=items, total=int(total), limit=query.limit, offset=query.offset)
 
     # -- writes ----------------------------------------------------------------------------
-    def _conflict(self, exc: IntegrityError, item: T) -> AlreadyExists:
+    # Statements are built once per table and reused with the row as parameters: building and
+    # compiling a statement per row (``.values(row)``) cost more than the database's own work.
+
+    def _conflict(self, exc: IntegrityError, items: Sequence[T]) -> AlreadyExists:
         field = self._kind.unique[0].fields[0] if self._kind.unique else "id"
         for rule in self._kind.unique:
             if any(f in str(exc.orig) for f in rule.fields):
                 field = rule.fields[0]
-        value = getattr(item, field, None)
-        return AlreadyExists(
-            f"a {self._kind.label} with {field}={value!r} already exists", details={"field": field}
-        )
+        if len(items) == 1:
+            value = getattr(items[0], field, None)
+            message = f"a {self._kind.label} with {field}={value!r} already exists"
+        else:
+            message = f"one of {len(items)} {self._kind.label} records repeats an existing {field}"
+        return AlreadyExists(message, details={"field": field})
+
+    @contextmanager
+    def _atomic(self, items: Sequence[T], *, many: bool) -> Iterator[None]:
+        """Run a write so that a failure leaves nothing of it and the transaction usable: a
+        savepoint on PostgreSQL (where an error aborts the transaction) and around several rows
+        (SQLite undoes only the failing statement of an executemany); a uniqueness violation
+        becomes :class:`AlreadyExists`."""
+        try:
+            if many or self._conn.dialect.name != "sqlite":
+                with self._conn.begin_nested():
+                    yield
+            else:
+                yield
+        except IntegrityError as exc:
+            if is_unique_violation(exc):
+                raise self._conflict(exc, items) from None
+            raise
+
+    def _scope_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self._kind.level is not Level.GLOBAL:
+            params["w_tenant_id"] = self._tenant_id
+        if self._kind.level is Level.ENVIRONMENT:
+            params["w_environment_id"] = self._environment_id
+        return params
 
     def add(self, item: T) -> T:
         self._check_scope(item)
-        try:
-            with self._conn.begin_nested():
-                self._conn.execute(self._table.insert().values(to_row(item, self._table)))
-        except IntegrityError as exc:
-            if is_unique_violation(exc):
-                raise self._conflict(exc, item) from None
-            raise
+        with self._atomic((item,), many=False):
+            self._conn.execute(_insert_statement(self._table), to_row(item, self._table))
         return item
+
+    def add_many(self, items: Sequence[T]) -> None:
+        if not items:
+            return
+        for item in items:
+            self._check_scope(item)
+        rows = [to_row(item, self._table) for item in items]
+        with self._atomic(items, many=len(rows) > 1):
+            self._conn.execute(_insert_statement(self._table), rows)
 
     def update(self, item: T, *, expected_version: int | None = None) -> T:
         self._check_scope(item)
-        clauses = [self._table.c.id == item.id, *self._scope_clause()]
         if expected_version is not None:
-            clauses.append(self._table.c.version == expected_version)
             item = item.model_copy(update={"version": expected_version + 1})
         values = to_row(item, self._table)
         values.pop("id")
-        try:
-            with self._conn.begin_nested():
-                result = self._conn.execute(self._table.update().where(*clauses).values(values))
-        except IntegrityError as exc:
-            if is_unique_violation(exc):
-                raise self._conflict(exc, item) from None
-            raise
-        if result.rowcount == 0:
-            current = self.get(item.id)  # raises NotFound when missing
-            raise VersionConflict(
-                f"{self._kind.label} {item.id} is at version "
-                f"{getattr(current, 'version', None)}, not {expected_version}"
-            )
+        params = {**values, **self._scope_params(), "w_id": item.id}
+        if expected_version is not None:
+            params["w_version"] = expected_version
+        statement = _update_statement(self._table, self._kind.level, expected_version is not None)
+        with self._atomic((item,), many=False):
+            rowcount = self._conn.execute(statement, params).rowcount
+        if rowcount == 0:
+            raise self._stale(item.id, expected_version)
         return item
+
+    def update_many(self, changes: Sequence[tuple[T, T]]) -> builtins.list[T]:
+        versioned = self._kind.versioned
+        saved: builtins.list[T] = []
+        # Rows that change the same columns share one executemany.
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+        scope = self._scope_params()
+        for stored, changed in changes:
+            self._check_scope(changed)
+            if changed.id != stored.id:
+                raise ValidationError("update_many pairs must share an id", field="id")
+            if versioned:
+                changed = changed.model_copy(update={"version": stored.version + 1})  # type: ignore[attr-defined]
+            columns = tuple(name for name in changed_fields(stored, changed) if name != "id")
+            params = {**to_row(changed, self._table, columns), **scope, "w_id": stored.id}
+            if versioned:
+                params["w_version"] = stored.version  # type: ignore[attr-defined]
+            groups[columns].append(params)
+            saved.append(changed)
+        if not saved:
+            return saved
+        with self._atomic(saved, many=True):
+            for columns, rows in groups.items():
+                if not columns:  # nothing to write: the resource must still be there
+                    found = {item.id for item in self._by_ids([row["w_id"] for row in rows])}
+                    missing = next((row["w_id"] for row in rows if row["w_id"] not in found), None)
+                    if missing is not None:
+                        raise NotFound(f"{self._kind.label} {missing} not found")
+                    continue
+                statement = _update_statement(self._table, self._kind.level, versioned)
+                if self._conn.execute(statement, rows).rowcount != len(rows):
+                    raise self._first_stale(rows)
+        return saved
+
+    def _by_ids(self, ids: Sequence[str]) -> Sequence[T]:
+        stmt = select(self._table).where(self._table.c.id.in_(ids), *self._scope_clause())
+        return [from_row(r, self._kind.model) for r in self._conn.execute(stmt).mappings()]  # type: ignore[misc]
+
+    def _stale(self, id: str, expected_version: int | None) -> NotFound | VersionConflict:
+        current = self.find(id)
+        if current is None:
+            return NotFound(f"{self._kind.label} {id} not found")
+        return VersionConflict(
+            f"{self._kind.label} {id} is at version {getattr(current, 'version', None)}, "
+            f"not {expected_version}"
+        )
+
+    def _first_stale(self, rows: Sequence[dict[str, Any]]) -> NotFound | VersionConflict:
+        table = self._table
+        ids = [row["w_id"] for row in rows]
+        stmt = select(table.c.id, table.c.version).where(table.c.id.in_(ids), *self._scope_clause())
+        stored = {r.id: r.version for r in self._conn.execute(stmt)}
+        for row in rows:
+            if row["w_id"] not in stored or stored[row["w_id"]] != row["w_version"]:
+                return self._stale(row["w_id"], row["w_version"])
+        return VersionConflict(
+            f"{self._kind.label} records changed while they were saved"
+        )  # pragma: no cover
+
+
+def _insert_statement(table: Table) -> Insert:
+    statement: Insert | None = table.info.get("insert_statement")
+    if statement is None:
+        statement = table.info["insert_statement"] = table.insert()
+    return statement
+
+
+def _update_statement(table: Table, level: Level, versioned: bool) -> Update:
+    """``UPDATE table SET <the parameters' columns> WHERE id = :w_id AND <scope> [AND version =
+    :w_version]``; the SET list comes from each execution's parameters."""
+    key = f"update_statement:{level.value}:{versioned}"
+    statement: Update | None = table.info.get(key)
+    if statement is None:
+        where = [table.c.id == bindparam("w_id")]
+        if level is not Level.GLOBAL:
+            where.append(table.c.tenant_id == bindparam("w_tenant_id"))
+        if level is Level.ENVIRONMENT:
+            where.append(table.c.environment_id == bindparam("w_environment_id"))
+        if versioned:
+            where.append(table.c.version == bindparam("w_version"))
+        statement = table.info[key] = table.update().where(*where)
+    return statement
 
 
 def _plain(value: Any) -> Any:

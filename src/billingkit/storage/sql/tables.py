@@ -40,7 +40,7 @@ tenants = Table(
     metadata,
     *_common(tenant=False, environment=False),
     Column("name", String(255), nullable=False),
-    Column("metadata", JsonDocument, nullable=False),
+    Column("metadata", JsonDocument(), nullable=False),
 )
 
 environments = Table(
@@ -60,8 +60,8 @@ accounts = Table(
     Column("name", String(255), nullable=False),
     Column("email", String(254)),
     Column("password_hash", String(255)),
-    Column("roles", JsonDocument, nullable=False),
-    Column("metadata", JsonDocument, nullable=False),
+    Column("roles", JsonDocument(), nullable=False),
+    Column("metadata", JsonDocument(), nullable=False),
     Index(
         "uq_accounts_email_live",
         "tenant_id",
@@ -83,7 +83,7 @@ api_keys = Table(
     Column("display_id", String(16), nullable=False),
     Column("account_id", String(64), nullable=False),
     Column("account_type", String(32), nullable=False),
-    Column("roles", JsonDocument, nullable=False),
+    Column("roles", JsonDocument(), nullable=False),
     Column("expires_at", UtcDateTime()),
     Index("uq_api_keys_key_hash", "key_hash", unique=True),
     Index("ix_api_keys_scope", "tenant_id", "environment_id", "created_at"),
@@ -104,7 +104,7 @@ customers = Table(
     Column("address_state", String(255)),
     Column("address_postal_code", String(32)),
     Column("address_country", String(2)),
-    Column("metadata", JsonDocument, nullable=False),
+    Column("metadata", JsonDocument(), nullable=False),
     Index(
         "uq_customers_external_id_live",
         "tenant_id",
@@ -124,7 +124,7 @@ notifications = Table(
     Column("event_type", String(128), nullable=False),
     Column("entity_type", String(64), nullable=False),
     Column("entity_id", String(255), nullable=False),  # event ids are up to 255
-    Column("payload", JsonDocument, nullable=False),
+    Column("payload", JsonDocument(), nullable=False),
     Index("ix_notification_events_scope_created", "tenant_id", "environment_id", "created_at"),
 )
 
@@ -158,7 +158,7 @@ def _text(name: str, length: int = 255) -> Column[object]:
 
 
 def _json(name: str, *, nullable: bool = True) -> Column[object]:
-    return Column(name, JsonDocument, nullable=nullable)
+    return Column(name, JsonDocument(), nullable=nullable)
 
 
 plans = Table(

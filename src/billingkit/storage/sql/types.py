@@ -4,7 +4,9 @@
   ``Numeric`` on SQLite passes through float and loses exactness.
 - :class:`UtcDateTime`: ``timestamptz`` on PostgreSQL; fixed-width UTC text on SQLite (sorts
   correctly). Naive datetimes are rejected on the way in; values come back aware, in UTC.
-- :data:`JsonDocument`: JSON, stored as JSONB on PostgreSQL.
+- :class:`JsonDocument`: JSON, stored as JSONB on PostgreSQL, encoded and decoded by
+  pydantic-core's Rust JSON codec (three to four times faster than the standard library's).
+  A :class:`JsonText` value is a document encoded already and is stored as it is.
 """
 
 from __future__ import annotations
@@ -13,15 +15,22 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from pydantic_core import from_json, to_json
 from sqlalchemy import JSON, DateTime, Dialect, Numeric, String
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from billingkit.errors import ValidationError
 
-__all__ = ["ExactDecimal", "JsonDocument", "UtcDateTime", "sqlite_instant", "sqlite_time"]
-
-_SQLITE_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+__all__ = [
+    "ExactDecimal",
+    "JsonDocument",
+    "JsonText",
+    "UtcDateTime",
+    "encode_json",
+    "sqlite_instant",
+    "sqlite_time",
+]
 
 
 def sqlite_time(instant: datetime) -> str:
@@ -32,7 +41,8 @@ def sqlite_time(instant: datetime) -> str:
 
 def sqlite_instant(text: str) -> datetime:
     """The aware UTC instant stored as :func:`sqlite_time` text."""
-    return datetime.strptime(text, _SQLITE_FORMAT).replace(tzinfo=UTC)
+    # fromisoformat reads exactly this fixed-width form, about 20 times faster than strptime.
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -88,4 +98,39 @@ class ExactDecimal(TypeDecorator[Decimal]):
         return Decimal(value) if not isinstance(value, Decimal) else value
 
 
-JsonDocument = JSON().with_variant(JSONB(), "postgresql")
+class JsonText(str):
+    """A JSON document encoded already (``to_row`` encodes models straight to JSON text);
+    :class:`JsonDocument` stores it unchanged instead of encoding it as a JSON string."""
+
+    __slots__ = ()
+
+
+def encode_json(value: Any) -> str:
+    """The JSON text of ``value`` (``None`` is JSON ``null``, as SQLAlchemy's JSON type stores it)."""
+    if isinstance(value, JsonText):
+        return str(value)
+    return to_json(value).decode()
+
+
+class JsonDocument(TypeDecorator[Any]):
+    """JSON on SQLite (text), JSONB on PostgreSQL."""
+
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(JSON())
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name == "postgresql" and dialect.driver == "psycopg":
+            from psycopg.types.json import Jsonb
+
+            return lambda value: Jsonb(value, dumps=encode_json)
+        return encode_json
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        if dialect.name == "sqlite":
+            return lambda value: None if value is None else from_json(value)
+        return None  # psycopg hands JSONB back decoded

@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import OperationalError
 
 from billingkit.domain.usage import (
     EXACT,
@@ -34,7 +35,14 @@ from billingkit.domain.usage import (
     UsageResult,
     usage_from_partials,
 )
-from billingkit.storage.sql.json_props import Fragment, json_number, json_text, sqlite_number, sqlite_plain
+from billingkit.storage.sql.json_props import (
+    Fragment,
+    json_number,
+    json_path,
+    json_text,
+    sqlite_number,
+    sqlite_plain,
+)
 from billingkit.storage.sql.types import sqlite_instant, sqlite_time
 
 __all__ = ["SqlUsageStore", "register_sqlite_functions"]
@@ -169,31 +177,58 @@ def _micros_to_end_sql(dialect: str) -> str:
     )
 
 
-def _aggregate_sql(dialect: str, meter: MeterSpec) -> str:
+def _pg_aggregate_sql(meter: MeterSpec) -> str:
+    """PostgreSQL: the aggregate's pieces as columns (the event count is ``events``)."""
     kind = meter.aggregation
     if kind is AggregationType.COUNT:
         return ""
     if kind is AggregationType.COUNT_UNIQUE:
         return ", count(DISTINCT s.v) AS distinct_count"
-    if dialect == "postgresql":
-        if kind is AggregationType.MAX:
-            return ", count(s.v) AS numbers, max(s.v) AS maximum"
-        if kind is AggregationType.LATEST:
-            latest = 'ORDER BY s.ts DESC, s.id COLLATE "C" DESC) FILTER (WHERE s.v IS NOT NULL))[1]'
-            return (
-                f", count(s.v) AS numbers, (array_agg(s.v {latest} AS latest,"
-                f" (array_agg(s.ts {latest} AS latest_ts, (array_agg(s.id {latest} AS latest_id"
-            )
-        if kind is AggregationType.WEIGHTED_SUM:
-            return ", count(s.v) AS numbers, sum(s.v) AS total, sum(s.v * s.micros) AS weighted"
-        return ", count(s.v) AS numbers, sum(s.v) AS total"
     if kind is AggregationType.MAX:
-        return ", bk_max(s.v) AS packed"
+        return ", count(s.v) AS numbers, max(s.v) AS maximum"
     if kind is AggregationType.LATEST:
-        return ", bk_latest(s.v, s.ts, s.id) AS packed"
+        latest = 'ORDER BY s.ts DESC, s.id COLLATE "C" DESC) FILTER (WHERE s.v IS NOT NULL))[1]'
+        return (
+            f", count(s.v) AS numbers, (array_agg(s.v {latest} AS latest,"
+            f" (array_agg(s.ts {latest} AS latest_ts, (array_agg(s.id {latest} AS latest_id"
+        )
     if kind is AggregationType.WEIGHTED_SUM:
-        return ", bk_wsum(s.v, s.micros) AS packed"
-    return ", bk_sum(s.v) AS packed"
+        return ", count(s.v) AS numbers, sum(s.v) AS total, sum(s.v * s.micros) AS weighted"
+    return ", count(s.v) AS numbers, sum(s.v) AS total"
+
+
+def _sqlite_packed_sql(meter: MeterSpec, c: dict[str, str], exact_integers: bool) -> str:
+    """SQLite: one text value ``"<events>;<the aggregate's pieces>"`` over the columns ``c``
+    (``v`` the property's JSON literal, ``vt`` its JSON type, ``vi`` its SQL value, ``ts``,
+    ``id``, ``micros``); read back by :func:`_sqlite_partial`.
+
+    Sums (SUM, AVG, SUM_WITH_MULTIPLIER) add JSON integers in SQLite itself and hand only the
+    other numbers (decimals, numeric strings) to ``bk_sum``: a Python call per event costs more
+    than the rest of the query. SQLite adds 64-bit integers exactly and raises on overflow; an
+    integer too large for 64 bits is read as a double, which makes the sum a double. Either way
+    :func:`_sqlite_partial` notices and the caller asks again with ``exact_integers=False``
+    (every number through ``bk_sum``)."""
+    kind = meter.aggregation
+    parts = ["count(*)"]
+    if kind is AggregationType.COUNT_UNIQUE:
+        parts.append(f"count(DISTINCT {c['v']})")
+    elif kind is AggregationType.MAX:
+        parts.append(f"bk_max({c['v']})")
+    elif kind is AggregationType.LATEST:
+        parts.append(f"bk_latest({c['v']}, {c['ts']}, {c['id']})")
+    elif kind is AggregationType.WEIGHTED_SUM:
+        parts.append(f"bk_wsum({c['v']}, {c['micros']})")
+    elif kind is not AggregationType.COUNT:
+        if exact_integers:
+            vt = c["vt"]
+            parts += [
+                f"count(*) FILTER (WHERE {vt} = 'integer')",
+                f"ifnull(sum({c['vi']}) FILTER (WHERE {vt} = 'integer'), 0)",
+                f"ifnull(bk_sum({c['v']}) FILTER (WHERE {vt} IN ('real', 'text')), '0;0')",
+            ]
+        else:
+            parts += ["0", "0", f"ifnull(bk_sum({c['v']}), '0;0')"]
+    return " || ';' || ".join(parts)
 
 
 def _questions_sql(dialect: str, sql: Fragment, rows: list[list[Any]]) -> str:
@@ -216,19 +251,31 @@ def _statement(
     meter: MeterSpec,
     rows: list[list[Any]],
     by_customer: bool,
+    *,
+    one_row_per_question: bool = False,
+    exact_integers: bool = True,
 ) -> tuple[str, dict[str, Any]]:
+    """The statement answering the questions ``rows``: result rows ``(idx, bucket, grp, events,
+    <pieces>)`` on PostgreSQL and ``(idx, bucket, grp, packed)`` on SQLite.
+    ``one_row_per_question``: no two rows share an index (one customer, or all of them)."""
     sql = Fragment()
     props = "e.properties"
+    sqlite = dialect != "postgresql"
+    c = {"ts": "e.timestamp", "id": "e.id", "vt": "NULL", "vi": "NULL", "micros": "NULL"}
     if meter.aggregation is AggregationType.COUNT:
-        value = "NULL"
+        c["v"] = "NULL"
     elif meter.aggregation is AggregationType.COUNT_UNIQUE:
         assert meter.field is not None
-        value = json_text(dialect, props, meter.field, sql)
+        c["v"] = json_text(dialect, props, meter.field, sql)
     else:
         assert meter.field is not None
-        value = json_number(dialect, props, meter.field, sql)
+        c["v"] = json_number(dialect, props, meter.field, sql)
+        if sqlite:
+            path = sql.bind(json_path(meter.field))
+            c["vt"], c["vi"] = f"json_type({props}, {path})", f"({props} ->> {path})"
+    if meter.aggregation is AggregationType.WEIGHTED_SUM:
+        c["micros"] = _micros_to_end_sql(dialect)
     group = "NULL" if meter.group_by is None else json_text(dialect, props, meter.group_by, sql)
-    micros = _micros_to_end_sql(dialect) if meter.aggregation is AggregationType.WEIGHTED_SUM else "NULL"
     questions = _questions_sql(dialect, sql, rows)
     conditions = [
         f"e.tenant_id = {sql.bind(scope[0])}",
@@ -242,16 +289,27 @@ def _statement(
     for meter_filter in meter.filters:
         values = ", ".join(sql.bind(v) for v in meter_filter.values)
         conditions.append(f"{json_text(dialect, props, meter_filter.key, sql)} IN ({values})")
+    where = " AND ".join(conditions)
+    if sqlite and one_row_per_question and meter.bucket_size is None and meter.group_by is None:
+        # One value per question: a correlated subquery walks the index once per question and
+        # needs no temporary B-tree to group the joined rows (about four times faster).
+        packed = _sqlite_packed_sql(meter, c, exact_integers)
+        statement = (
+            f"SELECT q.idx AS idx, NULL AS bucket, NULL AS grp,"
+            f" (SELECT {packed} FROM events AS e WHERE {where}) AS packed FROM {questions} AS q"
+        )
+        return statement, sql.params
     bucket = _bucket_sql(dialect, meter.bucket_size)
+    columns = ", ".join(f"{expression} AS {name}" for name, expression in c.items())
     inner = (
-        f"SELECT q.idx AS idx, e.timestamp AS ts, e.id AS id, {bucket} AS bucket, {group} AS grp,"
-        f" {value} AS v, {micros} AS micros"
-        f" FROM {questions} AS q JOIN events AS e ON {' AND '.join(conditions)}"
+        f"SELECT q.idx AS idx, {bucket} AS bucket, {group} AS grp, {columns}"
+        f" FROM {questions} AS q JOIN events AS e ON {where}"
     )
-    statement = (
-        f"SELECT s.idx, s.bucket, s.grp, count(*) AS events{_aggregate_sql(dialect, meter)}"
-        f" FROM ({inner}) AS s GROUP BY s.idx, s.bucket, s.grp"
-    )
+    if sqlite:
+        pieces = f", {_sqlite_packed_sql(meter, {name: f's.{name}' for name in c}, exact_integers)} AS packed"
+    else:
+        pieces = f", count(*) AS events{_pg_aggregate_sql(meter)}"
+    statement = f"SELECT s.idx, s.bucket, s.grp{pieces} FROM ({inner}) AS s GROUP BY s.idx, s.bucket, s.grp"
     return statement, sql.params
 
 
@@ -275,24 +333,34 @@ def _decimal(raw: Any) -> Decimal:
     return raw if isinstance(raw, Decimal) else Decimal(raw)
 
 
-def _partial(dialect: str, meter: MeterSpec, row: Any) -> UsagePartial:
+def _pg_partial(meter: MeterSpec, row: Any) -> UsagePartial:
     kind = meter.aggregation
     events = int(row.events)
     if kind is AggregationType.COUNT:
         return UsagePartial(events=events)
     if kind is AggregationType.COUNT_UNIQUE:
         return UsagePartial(events=events, distinct=int(row.distinct_count))
-    if dialect == "postgresql":
-        numbers = int(row.numbers)
-        if kind is AggregationType.MAX:
-            return UsagePartial(events, numbers, maximum=row.maximum)
-        if kind is AggregationType.LATEST:
-            key = None if row.latest_ts is None else (row.latest_ts.astimezone(UTC), row.latest_id)
-            return UsagePartial(events, numbers, latest=row.latest, latest_key=key)
-        total = row.total if row.total is not None else Decimal(0)
-        weighted = getattr(row, "weighted", None)
-        return UsagePartial(events, numbers, total, weighted=weighted if weighted is not None else Decimal(0))
-    parts = row.packed.split(";", 3)  # the event id is last: it may contain ";"
+    numbers = int(row.numbers)
+    if kind is AggregationType.MAX:
+        return UsagePartial(events, numbers, maximum=row.maximum)
+    if kind is AggregationType.LATEST:
+        key = None if row.latest_ts is None else (row.latest_ts.astimezone(UTC), row.latest_id)
+        return UsagePartial(events, numbers, latest=row.latest, latest_key=key)
+    total = row.total if row.total is not None else Decimal(0)
+    weighted = getattr(row, "weighted", None)
+    return UsagePartial(events, numbers, total, weighted=weighted if weighted is not None else Decimal(0))
+
+
+def _sqlite_partial(meter: MeterSpec, packed: str) -> UsagePartial:
+    """The partial packed by :func:`_sqlite_packed_sql`."""
+    kind = meter.aggregation
+    head, _, rest = packed.partition(";")
+    events = int(head)
+    if kind is AggregationType.COUNT:
+        return UsagePartial(events=events)
+    if kind is AggregationType.COUNT_UNIQUE:
+        return UsagePartial(events=events, distinct=int(rest))
+    parts = rest.split(";", 3)  # the event id is last: it may contain ";"
     numbers = int(parts[0])
     if kind is AggregationType.MAX:
         return UsagePartial(events, numbers, maximum=_decimal(parts[1]) if parts[1] else None)
@@ -303,7 +371,15 @@ def _partial(dialect: str, meter: MeterSpec, row: Any) -> UsagePartial:
         return UsagePartial(events, numbers, latest=_decimal(parts[1]), latest_key=key)
     if kind is AggregationType.WEIGHTED_SUM:
         return UsagePartial(events, numbers, _decimal(parts[1]), weighted=_decimal(parts[2]))
-    return UsagePartial(events, numbers, _decimal(parts[1]))
+    # integers summed by SQLite; the other numbers by bk_sum
+    if any(mark in parts[1] for mark in ".eE"):
+        raise _InexactSum  # SQLite read an integer beyond 64 bits as a double
+    total = _add(Decimal(parts[1]), _decimal(parts[3]))
+    return UsagePartial(events, numbers + int(parts[2]), total)
+
+
+class _InexactSum(Exception):
+    """SQLite could not add a chunk's integers exactly: ask again without ``exact_integers``."""
 
 
 def _chunks(rows: list[list[Any]], size: int) -> Iterator[list[Any]]:
@@ -329,22 +405,25 @@ class SqlUsageStore:
     def aggregate(self, queries: Sequence[UsageQuery]) -> list[UsageResult]:
         cells: list[dict[Cell, UsagePartial]] = [{} for _ in queries]
         overall: dict[int, UsagePartial] = {}
-        # One statement per meter (and per "all customers" / "these customers" shape).
-        work: dict[tuple[MeterSpec, bool], list[list[Any]]] = defaultdict(list)
+        # One statement per meter and shape: all customers or some, and whether every question
+        # is one (index, customer) row, which SQLite answers row by row without grouping.
+        work: dict[tuple[MeterSpec, bool, bool], list[list[Any]]] = defaultdict(list)
         for index, query in enumerate(queries):
             start, end = _time_text(self._dialect, query.start), _time_text(self._dialect, query.end)
-            if query.external_customer_ids is None:
-                work[(query.meter, False)].append([index, None, start, end])
+            customers = query.external_customer_ids
+            if customers is None:
+                work[(query.meter, False, True)].append([index, None, start, end])
             else:
-                for customer in sorted(query.external_customer_ids):
-                    work[(query.meter, True)].append([index, customer, start, end])
-        for (meter, by_customer), rows in work.items():
-            self._run(meter, rows, by_customer, cells)
+                shape = (query.meter, True, len(customers) == 1)
+                for customer in sorted(customers):
+                    work[shape].append([index, customer, start, end])
+        for (meter, by_customer, single), rows in work.items():
+            self._run(meter, rows, by_customer, single, cells)
             if meter.aggregation is AggregationType.COUNT_UNIQUE and meter.group_by is not None:
                 # Distinct counts do not add up across groups: ask again without grouping.
                 plain = MeterSpec(meter.event_name, meter.aggregation, meter.field, meter.filters)
                 totals: list[dict[Cell, UsagePartial]] = [{} for _ in queries]
-                self._run(plain, rows, by_customer, totals)
+                self._run(plain, rows, by_customer, single, totals)
                 for index in {row[0] for row in rows}:
                     overall[index] = totals[index].get((None, None), UsagePartial())
         return [
@@ -357,10 +436,59 @@ class SqlUsageStore:
         meter: MeterSpec,
         rows: list[list[Any]],
         by_customer: bool,
+        single: bool,
         cells: list[dict[Cell, UsagePartial]],
     ) -> None:
         for chunk in _chunks(rows, _CHUNK):
-            statement, params = _statement(self._dialect, self._scope, meter, chunk, by_customer)
-            for row in self._conn.execute(text(statement), params):
-                key: Cell = (_bucket_value(row.bucket), row.grp)
-                cells[int(row.idx)][key] = _partial(self._dialect, meter, row)
+            if self._dialect == "postgresql":
+                for row in self._execute(meter, chunk, by_customer, single, exact_integers=True):
+                    cells[int(row.idx)][(_bucket_value(row.bucket), row.grp)] = _pg_partial(meter, row)
+                continue
+            try:
+                found = self._sqlite_cells(meter, chunk, by_customer, single, exact_integers=True)
+            except (_InexactSum, OperationalError) as exc:
+                if isinstance(exc, OperationalError) and "integer overflow" not in str(exc.orig):
+                    raise
+                # Integers beyond 64 bits, or a sum that leaves them: add every number as a decimal.
+                found = self._sqlite_cells(meter, chunk, by_customer, single, exact_integers=False)
+            for index, key, partial in found:
+                cells[index][key] = partial
+
+    def _sqlite_cells(
+        self,
+        meter: MeterSpec,
+        chunk: list[list[Any]],
+        by_customer: bool,
+        single: bool,
+        *,
+        exact_integers: bool,
+    ) -> list[tuple[int, Cell, UsagePartial]]:
+        found = []
+        for row in self._execute(meter, chunk, by_customer, single, exact_integers=exact_integers):
+            # NULL: no events (a custom aggregate that never stepped); COUNT alone is a number.
+            packed = "0" if row.packed is None else str(row.packed)
+            if packed.partition(";")[0] != "0":  # a question without events has no cell
+                found.append(
+                    (int(row.idx), (_bucket_value(row.bucket), row.grp), _sqlite_partial(meter, packed))
+                )
+        return found
+
+    def _execute(
+        self,
+        meter: MeterSpec,
+        chunk: list[list[Any]],
+        by_customer: bool,
+        single: bool,
+        *,
+        exact_integers: bool,
+    ) -> list[Any]:
+        statement, params = _statement(
+            self._dialect,
+            self._scope,
+            meter,
+            chunk,
+            by_customer,
+            one_row_per_question=single,
+            exact_integers=exact_integers,
+        )
+        return list(self._conn.execute(text(statement), params))

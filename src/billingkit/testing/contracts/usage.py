@@ -167,6 +167,36 @@ class UsageStoreContract:
         assert result.value == Decimal("10000000000000000000000000.300000000000000000000000000001")
         assert result.event_count == 4
 
+    @pytest.mark.parametrize(
+        "values",
+        [
+            [2**62, 2**62, 2**62, -1],  # each fits 64 bits, their sum does not
+            [10**20, 1, 2],  # an integer beyond 64 bits among small ones
+            [True, False, 3, "4", 0.5, None, {"n": 1}, [1], "x", -(2**63)],  # only numbers count
+        ],
+    )
+    @pytest.mark.parametrize(
+        "aggregation", [AggregationType.SUM, AggregationType.AVG, AggregationType.SUM_WITH_MULTIPLIER]
+    )
+    def test_integer_sums_stay_exact(self, storage: Storage, values: list[Any], aggregation: Any) -> None:
+        events = [
+            UsageEvent(f"e{n}", "api.call", f"c{n % 2}", T0 + timedelta(seconds=n), {"v": value})
+            for n, value in enumerate(values)
+        ]
+        scope = self._load(storage, events)
+        multiplier = Decimal("0.5") if aggregation is AggregationType.SUM_WITH_MULTIPLIER else None
+        meter = MeterSpec("api.call", aggregation, "v", multiplier=multiplier)
+        customers: list[frozenset[str] | None] = [None, frozenset({"c0"}), frozenset({"c0", "c1"})]
+        queries = [UsageQuery(meter, T0, T0 + SPAN, ids) for ids in customers]
+        with storage.unit_of_work(*scope) as uow:
+            got = uow.usage.aggregate(queries)
+        expected = [
+            aggregate_usage(meter, events, start=T0, end=T0 + SPAN, external_customer_ids=ids)
+            for ids in customers
+        ]
+        assert got == expected
+        assert got[0].value != 0  # the sums really were taken
+
     def test_a_batch_answers_each_customer_window(self, storage: Storage) -> None:
         events = [
             UsageEvent(f"e{n}", "api.call", f"c{n % 10}", T0 + timedelta(hours=n), {"v": n})
