@@ -15,6 +15,8 @@ from tests.http.conftest import assert_error
 
 NOW = "2026-05-01T09:30:00Z"
 PERIOD_END = "2026-06-01T09:30:00Z"
+#: Subscription fields billingkit keeps for itself; no response may show them.
+INTERNAL = frozenset({"billing_sequence", "next_run_at", "renewal_notice_for", "billing_anchor_requested"})
 
 FIXED = {
     "type": "FIXED",
@@ -146,8 +148,8 @@ def test_create_active_subscription(
         "created_at": NOW,
     }
     assert {name: sub[name] for name in expected} == expected
-    # The billing run's own bookkeeping stays internal.
-    assert not {"billing_sequence", "next_run_at", "renewal_notice_for"} & set(sub)
+    # billingkit's own bookkeeping stays internal.
+    assert not INTERNAL & set(sub)
 
     fixed, usage = sub["line_items"]
     common = {
@@ -312,6 +314,36 @@ def test_draft_then_activate(client: TestClient, test_key: dict[str, str], world
     )
     assert "draft" in error["message"]
     assert invoices_of(client, test_key, draft["id"])["pagination"]["total"] == 1
+
+
+def test_activate_keeps_a_requested_anchor_equal_to_the_start(
+    client: TestClient, test_key: dict[str, str], world: dict[str, str]
+) -> None:
+    draft = subscribe(
+        client, test_key, world, subscription_status="draft", billing_anchor=NOW, start_date=NOW
+    )
+    assert draft["billing_anchor"] == NOW
+    path = f"/v1/subscriptions/{draft['id']}/activate"
+    response = client.post(path, json={"start_date": "2026-05-10T00:00:00Z"}, headers=test_key)
+    assert response.status_code == 200, response.text
+    active = response.json()
+    # Still anchored on 1 May 09:30: the first period is the short 10 May - 1 Jun 09:30.
+    assert (active["billing_anchor"], active["current_period_start"], active["current_period_end"]) == (
+        NOW,
+        "2026-05-10T00:00:00Z",
+        PERIOD_END,
+    )
+    # The flag that remembers the request is internal, like the billing run's fields.
+    shown = [
+        draft,
+        active,
+        client.get(f"/v1/subscriptions/{draft['id']}", headers=test_key).json(),
+        client.get(f"/v1/subscriptions/{draft['id']}/v2", headers=test_key).json(),
+        *client.post("/v1/subscriptions/search", json={}, headers=test_key).json()["items"],
+        *client.get("/v1/customers/external/acme/subscriptions", headers=test_key).json()["items"],
+    ]
+    assert len(shown) == 6
+    assert not any(INTERNAL & set(sub) for sub in shown)
 
 
 @pytest.mark.parametrize("body", [None, {}, {"start_date": None}])

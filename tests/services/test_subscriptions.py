@@ -371,19 +371,43 @@ def test_draft_with_inherited_trial_starts_its_trial_on_activation(cat: Catalog)
     assert cat.invoices(activated) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "core bug: activate_subscription treats billing_anchor == start_date as 'no explicit "
-        "anchor' and re-anchors on the new start, so an explicitly requested anchor is lost "
-        "(an anchor different from the start is kept)"
-    ),
-)
 def test_explicit_anchor_equal_to_the_start_survives_activation(cat: Catalog) -> None:
     draft = cat.create(subscription_status="draft", start_date=at(2026, 5, 5), billing_anchor=at(2026, 5, 5))
+    assert draft.billing_anchor_requested is True
     activated = cat.s.subscriptions.activate(draft.id, start_date=at(2026, 5, 12))
     assert activated.billing_anchor == at(2026, 5, 5)
-    assert activated.current_period_end == at(2026, 6, 5)
+    # Anchored on the 5th: the first period is the short 12 May - 5 Jun.
+    assert (activated.current_period_start, activated.current_period_end) == (at(2026, 5, 12), at(2026, 6, 5))
+    assert cat.s.subscriptions.get(draft.id).billing_anchor == at(2026, 5, 5)
+
+
+def test_anchor_not_requested_follows_the_new_start_on_activation(cat: Catalog) -> None:
+    draft = cat.create(subscription_status="draft", start_date=at(2026, 5, 5))
+    assert (draft.billing_anchor, draft.billing_anchor_requested) == (at(2026, 5, 5), False)
+    assert cat.s.subscriptions.get(draft.id).billing_anchor_requested is False
+    activated = cat.s.subscriptions.activate(draft.id, start_date=at(2026, 5, 12))
+    assert activated.billing_anchor == at(2026, 5, 12)
+    assert (activated.current_period_start, activated.current_period_end) == (
+        at(2026, 5, 12),
+        at(2026, 6, 12),
+    )
+
+
+def test_requested_anchor_flag_is_stored_and_stays_off_the_wire(cat: Catalog) -> None:
+    draft = cat.create(subscription_status="draft", start_date=at(2026, 5, 5), billing_anchor=at(2026, 5, 5))
+    stored = cat.s.subscriptions.get(draft.id)
+    assert stored.billing_anchor_requested is True
+    activated = cat.s.subscriptions.activate(draft.id)
+    assert cat.s.subscriptions.get(activated.id).billing_anchor_requested is True
+    for data in (
+        stored.to_dict(),
+        activated.to_dict(line_items=False),
+        cat.s.subscriptions.get_v2(draft.id, expand="subscription_line_items").to_dict(),
+    ):
+        assert "billing_anchor_requested" not in data
+    events = cat.s.notifications.list(entity_id=draft.id).items
+    assert {e.event_type for e in events} == {"subscription.draft.created", "subscription.activated"}
+    assert all("billing_anchor_requested" not in e.payload["subscription"] for e in events)
 
 
 # -- plan price sync -----------------------------------------------------------------------------------

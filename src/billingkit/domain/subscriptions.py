@@ -94,7 +94,8 @@ class PaymentTerms(StrEnum):
         return int(self.value.split()[0])
 
 
-_INTERNAL = frozenset({"billing_sequence", "renewal_notice_for", "next_run_at"})
+# Bookkeeping of billingkit's own, kept out of the wire form (see ``Subscription``).
+_INTERNAL = frozenset({"billing_sequence", "renewal_notice_for", "next_run_at", "billing_anchor_requested"})
 
 
 class SubscriptionLineItem(BaseModel):
@@ -142,10 +143,11 @@ class SubscriptionLineItem(BaseModel):
 class Subscription(EnvironmentResource):
     """A customer's subscription to a plan (the spec's Subscription, stored).
 
-    Besides the spec's fields it keeps three of its own: ``billing_sequence`` (invoices issued so
-    far), ``renewal_notice_for`` (the period end whose ``subscription.renewal.due`` was sent) and
-    ``next_run_at`` (when the billing run must next look at it; ``None`` for drafts and ended
-    subscriptions).
+    Besides the spec's fields it keeps four of its own, never shown on the wire:
+    ``billing_sequence`` (invoices issued so far), ``renewal_notice_for`` (the period end whose
+    ``subscription.renewal.due`` was sent), ``next_run_at`` (when the billing run must next look at
+    it; ``None`` for drafts and ended subscriptions) and ``billing_anchor_requested`` (the creator
+    gave ``billing_anchor``, so activating a draft at a new start keeps it; anniversary cycle only).
     """
 
     lookup_key: str | None = None
@@ -190,6 +192,7 @@ class Subscription(EnvironmentResource):
     billing_sequence: int = 0
     renewal_notice_for: UtcDatetime | None = None
     next_run_at: UtcDatetime | None = None
+    billing_anchor_requested: bool = False
 
     def __str__(self) -> str:
         return repr(self)
@@ -203,8 +206,8 @@ class Subscription(EnvironmentResource):
 
     def to_dict(self, *, line_items: bool = True) -> dict[str, Any]:
         """The wire form (the spec's Subscription): money as decimal strings, instants in ISO 8601
-        UTC; ``line_items`` with the subscription's common fields when asked for. The three
-        billing-run fields stay internal."""
+        UTC; ``line_items`` with the subscription's common fields when asked for. The four
+        internal fields (see the class doc) are left out."""
         data = self.model_dump(mode="json", exclude=set(_INTERNAL))
         if not line_items:
             del data["line_items"]

@@ -15,7 +15,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   charges.
 * ``billing_cycle`` anniversary (default) anchors on ``billing_anchor`` or the start; calendar anchors
   on calendar boundaries (``billing_anchor`` is then refused). Periods are computed in ``timezone``
-  (default: the customer's).
+  (default: the customer's). Activating a draft at a new start keeps a requested ``billing_anchor``
+  and moves a derived anchor to the new start.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
   highest price sequence the line items were built from.
 """
@@ -512,6 +513,10 @@ def create_subscription(
         "customer_id": customer.id,
         "subscription_status": status,
         "billing_anchor": schedule.anchor,
+        # Remembered because an anchor equal to the start looks derived: a draft created on 5 May
+        # with billing_anchor 5 May and activated on 12 May must still renew on the 5th.
+        "billing_anchor_requested": data.billing_cycle is BillingCycle.ANNIVERSARY
+        and data.billing_anchor is not None,
         "timezone": timezone,
         "start_date": start,
         "trial_start": trial_start,
@@ -547,9 +552,11 @@ def activate_subscription(
     data: SubscriptionActivate,
     renewal_notice: timedelta | None = None,
 ) -> Subscription:
-    """Activate a draft: optionally move its start to ``data.start_date``, recompute its anchor,
-    first period and trial window, and issue its opening invoice. Anything but a draft ->
-    ``InvalidOperation`` (400 ``invalid_operation``)."""
+    """Activate a draft: optionally move its start to ``data.start_date``, recompute its first
+    period and trial window, and issue its opening invoice. The anchor is kept when the draft was
+    created with ``billing_anchor``, else it moves to the new start. Anything but a draft ->
+    ``InvalidOperation`` (400 ``invalid_operation``); a start at or after ``end_date`` ->
+    ``ValidationError`` on ``start_date``."""
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     if sub.subscription_status is not SubscriptionStatus.DRAFT:
@@ -559,14 +566,14 @@ def activate_subscription(
     start = data.start_date or sub.start_date
     if sub.end_date is not None and sub.end_date <= start:
         raise ValidationError("start_date must be before the subscription's end_date", field="start_date")
-    explicit_anchor = sub.billing_cycle is BillingCycle.ANNIVERSARY and sub.billing_anchor != sub.start_date
+    # A requested anchor stays; a derived one (the old start) follows the new start.
     schedule = BillingSchedule.for_start(
         start,
         period=sub.billing_period,
         count=sub.billing_period_count,
         cycle=sub.billing_cycle,
         timezone=sub.timezone,
-        billing_anchor=sub.billing_anchor if explicit_anchor else None,
+        billing_anchor=sub.billing_anchor if sub.billing_anchor_requested else None,
     )
     trial_days = 0
     if sub.trial_start is not None and sub.trial_end is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, Index, Integer, MetaData, String, Table, Text, text
+from sqlalchemy import Boolean, Column, Index, Integer, MetaData, String, Table, Text, false, text
 
 from billingkit.storage.sql.types import ExactDecimal, JsonDocument, UtcDateTime
 
@@ -422,6 +422,8 @@ subscriptions = Table(
     Column("billing_sequence", Integer(), nullable=False),
     _instant("renewal_notice_for"),
     _instant("next_run_at"),
+    # The server default lets migration 0006 add the column to rows already stored.
+    Column("billing_anchor_requested", Boolean(), nullable=False, server_default=false()),
     *_scoped_indexes("subscriptions", "customer_id", "plan_id"),
     # Serves the billing run's claim of due subscriptions across all scopes.
     Index("ix_subscriptions_next_run_at", "next_run_at"),
