@@ -30,12 +30,13 @@ from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.invoicing import (
     Charge,
-    ComputedInvoice,
     Snapshot,
+    Usage,
     build_invoice,
-    compute_invoices,
+    compute_invoice,
     invoice_event,
     load_snapshot,
+    measure_usage,
     number_invoices,
 )
 from billingkit.services.subscriptions import subscription_payload
@@ -76,31 +77,33 @@ def _charges(sub: Subscription, plan: DuePlan) -> list[Charge]:
     ]
 
 
-def _compute(
+def _measure(
     uow: UnitOfWork,
     subs: Sequence[Subscription],
-    plans: dict[str, DuePlan],
+    charges: dict[str, list[Charge]],
     snapshot: Snapshot,
-    now: datetime,
     report: RunReport,
-) -> dict[str, list[ComputedInvoice]]:
-    """Every subscription's invoices, with one usage batch; a subscription that cannot be priced is
-    reported and left out (it stays due), the others are computed again without it."""
-    charges = [c for sub in subs for c in _charges(sub, plans[sub.id])]
+) -> dict[str, list[Usage]]:
+    """Every subscription's usage per charge, with one usage batch; a subscription whose usage
+    cannot be read (a missing customer or meter) is reported and left out (it stays due), the
+    others are measured again without it."""
+    flat = [charge for sub in subs for charge in charges[sub.id]]
     try:
-        computed = compute_invoices(uow, charges, snapshot, as_of=now)
+        measured = iter(measure_usage(uow, flat, snapshot))
+        return {sub.id: [next(measured) for _ in charges[sub.id]] for sub in subs}
     except BillingError:
-        computed = []
+        usage: dict[str, list[Usage]] = {}
         for sub in subs:
             try:
-                computed += compute_invoices(uow, _charges(sub, plans[sub.id]), snapshot, as_of=now)
+                usage[sub.id] = measure_usage(uow, charges[sub.id], snapshot)
             except BillingError as exc:
-                log.warning("cannot bill subscription %s: %s", sub.id, exc.message)
-                report.failures.append((sub.id, exc.code, exc.message))
-    by_sub: dict[str, list[ComputedInvoice]] = defaultdict(list)
-    for item in computed:
-        by_sub[item.charge.subscription.id].append(item)
-    return by_sub
+                _failed(report, sub, exc)
+        return usage
+
+
+def _failed(report: RunReport, sub: Subscription, exc: BillingError) -> None:
+    log.warning("cannot bill subscription %s: %s", sub.id, exc.message)
+    report.failures.append((sub.id, exc.code, exc.message))
 
 
 def _subscription_event(ctx: Context, event: str, sub: Subscription, snapshot: Snapshot) -> NotificationEvent:
@@ -136,22 +139,28 @@ def _bill_scope(
     changed columns) and one insert of notifications."""
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
+    charges = {sub.id: _charges(sub, plans[sub.id]) for sub in subs}
     snapshot = load_snapshot(uow, subs)
-    computed = _compute(uow, subs, plans, snapshot, ctx.now, report)
-    failed = {failure[0] for failure in report.failures}
+    usage = _measure(uow, subs, charges, snapshot, report)
     billed: list[_Billed] = []
     for sub in subs:
-        if sub.id in failed:
+        if sub.id not in usage:
             continue
+        # Each invoice is priced and built at once, so the drafts are short-lived.
         plan = plans[sub.id]
         sequence = sub.billing_sequence
         invoices: list[Invoice | None] = []
-        for item in computed.get(sub.id, ()):
-            if item.draft.lines:
-                sequence += 1
-                invoices.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
-            else:
-                invoices.append(None)  # nothing to bill for this step
+        try:
+            for charge, used in zip(charges[sub.id], usage.pop(sub.id), strict=True):
+                item = compute_invoice(charge, snapshot, used, as_of=ctx.now)
+                if item.draft.lines:
+                    sequence += 1
+                    invoices.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
+                else:
+                    invoices.append(None)  # nothing to bill for this step
+        except BillingError as exc:
+            _failed(report, sub, exc)
+            continue
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
         billed.append(_Billed(sub, updated, plan, invoices))
 

@@ -3,8 +3,9 @@ draft activation, the billing run and invoice previews.
 
 1. :func:`load_snapshot` reads what a set of subscriptions is priced with (prices, meters, customers,
    plan entitlements and their features), a few statements for the whole set;
-2. :func:`compute_invoices` asks the usage store for every metered line's usage in one batch, then
-   hands each invoice to the billing core (:func:`billingkit.domain.invoicing.assemble_invoice`);
+2. :func:`measure_usage` asks the usage store for every metered line's usage in one batch;
+   :func:`compute_invoice` hands each invoice to the billing core
+   (:func:`billingkit.domain.invoicing.assemble_invoice`);
 3. :func:`build_invoice` turns a computed draft into an :class:`~billingkit.domain.invoices.Invoice`
    with its per-line trace; :func:`issue_invoice` numbers it, stores it under its unique key and
    records its notification.
@@ -56,12 +57,15 @@ __all__ = [
     "Charge",
     "ComputedInvoice",
     "Snapshot",
+    "Usage",
     "build_invoice",
+    "compute_invoice",
     "compute_invoices",
     "invoice_event",
     "invoice_payload",
     "issue_invoice",
     "load_snapshot",
+    "measure_usage",
     "number_invoices",
     "supported_allowance",
 ]
@@ -119,11 +123,15 @@ class Snapshot:
         return spec
 
 
+#: A charge's usage: subscription line item id -> its usage in the charged window.
+Usage = dict[str, UsageResult]
+
+
 @dataclass(frozen=True, slots=True)
 class ComputedInvoice:
     charge: Charge
     draft: InvoiceDraft
-    usage: dict[str, UsageResult]  # subscription line item id -> its usage in the charged window
+    usage: Usage
 
 
 def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
@@ -189,12 +197,11 @@ def _has_arrear(charge: Charge) -> bool:
     return charge.reference_point in ("period_end", "preview")
 
 
-def compute_invoices(
-    uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot, *, as_of: datetime
-) -> list[ComputedInvoice]:
-    """Compute every charge (one usage batch for all of them). Pure apart from the usage read.
+def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot) -> list[Usage]:
+    """For each charge, the usage of each of its metered lines in the charged window (subscription
+    line item id -> result), read from the usage store in one batch for all the charges.
 
-    Raises ``ValidationError`` when a subscription cannot be priced (missing price or meter).
+    Raises ``ValidationError`` when a charge's customer or meter is missing.
     """
     queries: list[UsageQuery] = []
     owners: list[tuple[int, str]] = []
@@ -221,11 +228,27 @@ def compute_invoices(
             )
             owners.append((index, line.id))
     results = uow.usage.aggregate(queries) if queries else []
-    usage: list[dict[str, UsageResult]] = [{} for _ in charges]
+    usage: list[Usage] = [{} for _ in charges]
     for (index, line_id), result in zip(owners, results, strict=True):
         usage[index][line_id] = result
+    return usage
+
+
+def compute_invoice(charge: Charge, snapshot: Snapshot, usage: Usage, *, as_of: datetime) -> ComputedInvoice:
+    """Price one charge with its measured usage (pure: the billing core does the arithmetic).
+
+    Raises ``ValidationError`` when the subscription cannot be priced (a missing price or meter).
+    """
+    return ComputedInvoice(charge, assemble_invoice(_request(charge, snapshot, usage, as_of)), usage)
+
+
+def compute_invoices(
+    uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot, *, as_of: datetime
+) -> list[ComputedInvoice]:
+    """:func:`measure_usage` then :func:`compute_invoice` for every charge."""
+    usage = measure_usage(uow, charges, snapshot)
     return [
-        ComputedInvoice(charge, assemble_invoice(_request(charge, snapshot, used, as_of)), used)
+        compute_invoice(charge, snapshot, used, as_of=as_of)
         for charge, used in zip(charges, usage, strict=True)
     ]
 

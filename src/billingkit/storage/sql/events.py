@@ -109,13 +109,6 @@ def _raw_cursors(conn: Connection) -> Iterator[None]:
         driver.cursor_factory = saved
 
 
-def _sqlite_time(value: datetime) -> str:
-    """:func:`sqlite_time`, a little faster for the usual UTC instant."""
-    if value.tzinfo is UTC:
-        return value.isoformat(" ", "microseconds")[:26]
-    return sqlite_time(value)
-
-
 class SqlEventStore:
     """The SQL adapter of :class:`billingkit.ports.EventStore`. Deduplication is the primary key
     ``(tenant_id, environment_id, id)``: concurrent writers of one id cannot both insert it."""
@@ -151,7 +144,7 @@ class SqlEventStore:
     def _insert_rows(self, batch: list[UsageEvent], ingested_at: datetime, *, numbered: bool) -> set[str]:
         dumps: Callable[[Any], str] = getattr(self._conn.dialect, "_json_serializer", None) or _DUMPS
         tenant, environment = self._tenant, self._environment
-        stamp: Callable[[datetime], Any] = (lambda t: t) if numbered else _sqlite_time
+        stamp: Callable[[datetime], Any] = (lambda t: t) if numbered else sqlite_time
         ingested = stamp(ingested_at.astimezone(UTC))
         stored: set[str] = set()
         for start in range(0, len(batch), _ROWS_PER_STATEMENT):

@@ -36,7 +36,9 @@ __all__ = [
 def sqlite_time(instant: datetime) -> str:
     """How an aware instant is stored on SQLite: fixed-width UTC text that sorts in time order
     (``0900-01-01 00:00:00.000000``: the year is always four digits, unlike ``strftime("%Y")``)."""
-    return instant.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    if instant.tzinfo is not UTC:
+        instant = instant.astimezone(UTC)
+    return instant.isoformat(sep=" ", timespec="microseconds")[:26]  # without "+00:00"
 
 
 def sqlite_instant(text: str) -> datetime:

@@ -463,6 +463,7 @@ class StorageContract:
             assert uow.counters.next("blocks", count=5) == 1  # 1..5 taken
             assert uow.counters.next("blocks") == 6
             assert uow.counters.next("blocks", count=3) == 7  # 7..9
+            bad: Any
             for bad in (0, -1, True, 1.5):
                 with pytest.raises(ValidationError):
                     uow.counters.next("blocks", count=bad)
