@@ -502,6 +502,54 @@ def test_crash_between_computing_and_storing_bills_nothing_then_exactly_once(
     assert mine.amount_due == D("32.50")  # 100 x 0.10 + 50 x 0.05 + 20.00
 
 
+def _break_line(w: World, sub: Subscription, **change: str) -> None:
+    """Point the subscription's line items at a price or meter that does not exist (a catalogue
+    row lost outside billingkit): the only way to make a subscription unbillable on purpose."""
+    scope = (w.s.tenant_id, w.s.environment_id)
+    with w.billing.storage.unit_of_work(*scope) as uow:
+        stored = uow.subscriptions.get(sub.id)
+        lines = tuple(
+            line.model_copy(update=change) if line.meter_id or "price_id" in change else line
+            for line in stored.line_items
+        )
+        uow.subscriptions.update(
+            stored.model_copy(update={"line_items": lines}), expected_version=stored.version
+        )
+        uow.commit()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"price_id": "price_gone"}, {"meter_id": "meter_gone"}],
+    ids=["missing price (pricing fails)", "missing meter (usage read fails)"],
+)
+def test_an_unbillable_subscription_is_reported_stays_due_and_the_others_are_billed(
+    make_world: Any, change: dict[str, str]
+) -> None:
+    w = make_world(at(2024, 1, 31, 10))
+    good = subscribe(w, [fee(), calls(w.meter_id)])
+    bad = subscribe(w, [fee(), calls(w.meter_id)])
+    w.usage(150, at(2024, 2, 1))
+    _break_line(w, bad, **change)
+    broken = w.sub(bad)
+
+    report = w.run(at(2024, 3, 1))
+    assert [inv.subscription_id for inv in report.invoices] == [good.id]
+    assert report.invoices[0].amount_due == D("32.50")  # 100 x 0.10 + 50 x 0.05 + 20.00
+    assert [(sub_id, code) for sub_id, code, _ in report.failures] == [(bad.id, "validation_error")]
+    assert report.subscriptions == 1
+    still = w.sub(bad)
+    assert (still.version, still.current_period_end, still.next_run_at) == (
+        broken.version,
+        broken.current_period_end,
+        broken.next_run_at,
+    )
+    assert [inv.billing_reason for inv in w.invoices(bad)] == [BillingReason.SUBSCRIPTION_CREATE]
+    # It stays due: the next run tries again (and fails again) without billing anyone twice.
+    again = w.run()
+    assert (again.invoices, [f[0] for f in again.failures]) == ([], [bad.id])
+
+
 def test_rerun_at_the_same_instant_issues_nothing(make_world: Any) -> None:
     w = make_world(at(2024, 1, 31, 10))
     sub = subscribe(w, [fee(), calls(w.meter_id)])
