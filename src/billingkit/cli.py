@@ -91,7 +91,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         if report is None:
             return 1
         print(
-            f"{report.subscriptions} subscriptions, {len(report.invoices)} invoices, "
+            f"{report.subscriptions} subscriptions, {report.invoice_count} invoices, "
             f"{report.notifications} notifications, {len(report.failures)} failures"
         )
         return 0

@@ -21,6 +21,7 @@ from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
+from billingkit.errors import ValidationError
 
 
 def at(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
@@ -548,6 +549,20 @@ def test_an_unbillable_subscription_is_reported_stays_due_and_the_others_are_bil
     # It stays due: the next run tries again (and fails again) without billing anyone twice.
     again = w.run()
     assert (again.invoices, [f[0] for f in again.failures]) == ([], [bad.id])
+
+
+def test_a_run_can_count_invoices_without_keeping_them(make_world: Any) -> None:
+    w = make_world(at(2024, 1, 31, 10))
+    subs = [subscribe(w, [fee()]) for _ in range(3)]
+    with pytest.raises(ValidationError):
+        w.billing.run_due(at(2024, 3, 1), batch_size=0)
+    w.clock.set(at(2024, 3, 1))
+    report = w.billing.run_due(batch_size=2, keep_invoices=False)  # two batches
+    assert (report.subscriptions, report.invoices, report.invoice_count) == (3, [], 3)
+    assert repr(report) == "<RunReport 3 subscriptions, 3 invoices, 3 notifications, 0 failures>"
+    for sub in subs:
+        cycle = [inv for inv in w.invoices(sub) if inv.billing_reason is BillingReason.SUBSCRIPTION_CYCLE]
+        assert [inv.amount_due for inv in cycle] == [D("20.00")]
 
 
 def test_rerun_at_the_same_instant_issues_nothing(make_world: Any) -> None:

@@ -15,7 +15,7 @@ from billingkit.domain.access import Account, Actor, Tenant
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
-from billingkit.errors import BillingError
+from billingkit.errors import BillingError, ValidationError
 from billingkit.facade.scoped import Scoped
 from billingkit.ports import Clock, Storage, UnitOfWork
 from billingkit.services import access
@@ -187,7 +187,9 @@ class Billing:
         )
 
     # -- due work --------------------------------------------------------------------------
-    def run_due(self, now: datetime | None = None, *, batch_size: int = 500) -> RunReport:
+    def run_due(
+        self, now: datetime | None = None, *, batch_size: int = 500, keep_invoices: bool = True
+    ) -> RunReport:
         """Bill everything due at ``now`` (default: the clock's time), in every tenant and
         environment: renewal notices, trial ends, period ends (each elapsed period gets its own
         invoice) and subscriptions reaching their end date.
@@ -197,7 +199,13 @@ class Billing:
         picks the work up). A subscription that cannot be billed is reported in
         ``RunReport.failures`` and stays due; the others go on. Safe to call from several processes
         on one PostgreSQL database at once.
+
+        ``keep_invoices=False`` leaves ``RunReport.invoices`` empty (``invoice_count`` still
+        counts them): a worker billing 100,000 subscriptions need not hold 100,000 invoices in
+        memory; they are stored, and their notifications carry them.
         """
+        if batch_size < 1:
+            raise ValidationError("batch_size must be at least 1", field="batch_size")
         at = self.clock.now() if now is None else ensure_utc(now, "now")
         report = RunReport()
         skipped: set[str] = set()
@@ -222,9 +230,11 @@ class Billing:
                     result = None
             if result is None:
                 for sub in claimed:
-                    self._bill_one(sub.tenant_id, sub.environment_id, sub.id, at, report, skipped)
+                    self._bill_one(
+                        sub.tenant_id, sub.environment_id, sub.id, at, report, skipped, keep_invoices
+                    )
                 continue
-            self._merge(report, result.report, skipped)
+            self._merge(report, result.report, skipped, keep_invoices)
             self._dispatch(result.recorded)
         return report
 
@@ -236,6 +246,7 @@ class Billing:
         at: datetime,
         report: RunReport,
         skipped: set[str],
+        keep_invoices: bool,
     ) -> None:
         with self.storage.unit_of_work(tenant_id, environment_id) as uow:
             sub = uow.subscriptions.find(sub_id)
@@ -249,13 +260,15 @@ class Billing:
                 report.failures.append((sub_id, exc.code, exc.message))
                 skipped.add(sub_id)
                 return
-        self._merge(report, result.report, skipped)
+        self._merge(report, result.report, skipped, keep_invoices)
         self._dispatch(result.recorded)
 
     @staticmethod
-    def _merge(report: RunReport, part: RunReport, skipped: set[str]) -> None:
+    def _merge(report: RunReport, part: RunReport, skipped: set[str], keep_invoices: bool) -> None:
         report.subscriptions += part.subscriptions
-        report.invoices += part.invoices
+        report.invoice_count += part.invoice_count
+        if keep_invoices:
+            report.invoices += part.invoices
         report.notifications += part.notifications
         report.failures += part.failures
         skipped.update(failure[0] for failure in part.failures)

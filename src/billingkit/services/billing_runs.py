@@ -48,17 +48,19 @@ log = logging.getLogger("billingkit.billing")
 
 @dataclass(slots=True)
 class RunReport:
-    """What a billing run did: subscriptions looked at, invoices issued (in order), notifications
-    recorded, and subscriptions it could not bill (id, error code, message), which stay due."""
+    """What a billing run did: subscriptions billed, invoices issued (``invoices`` in order, unless
+    the run was asked not to keep them; ``invoice_count`` either way), notifications recorded, and
+    subscriptions it could not bill (id, error code, message), which stay due."""
 
     subscriptions: int = 0
     invoices: list[Invoice] = field(default_factory=list)
     notifications: int = 0
     failures: list[tuple[str, str, str]] = field(default_factory=list)
+    invoice_count: int = 0
 
     def __repr__(self) -> str:
         return (
-            f"<RunReport {self.subscriptions} subscriptions, {len(self.invoices)} invoices, "
+            f"<RunReport {self.subscriptions} subscriptions, {self.invoice_count} invoices, "
             f"{self.notifications} notifications, {len(self.failures)} failures>"
         )
 
@@ -190,6 +192,7 @@ def _bill_scope(
     uow.subscriptions.update_many(changes)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored
+    report.invoice_count += len(stored)
     report.notifications += len(events)
 
 

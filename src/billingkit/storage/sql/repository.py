@@ -12,12 +12,9 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Insert,
     Numeric,
     Table,
-    Update,
     and_,
-    bindparam,
     cast,
     func,
     not_,
@@ -30,7 +27,7 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
 from billingkit.storage.memory.repository import changed_fields, check_fields
-from billingkit.storage.sql.mapping import from_row, to_row
+from billingkit.storage.sql.mapping import RowEncoder, from_row, row_encoder
 from billingkit.storage.sql.types import ExactDecimal
 
 T = TypeVar("T", bound=Record)
@@ -165,8 +162,9 @@ class SqlRepository(Generic[T]):
         return Page(items=items, total=int(total), limit=query.limit, offset=query.offset)
 
     # -- writes ----------------------------------------------------------------------------
-    # Statements are built once per table and reused with the row as parameters: building and
-    # compiling a statement per row (``.values(row)``) cost more than the database's own work.
+    # Rows go to the driver as positional parameters in their stored form (``RowEncoder``), with
+    # statement texts made once per table and column set: building, compiling and processing a
+    # SQLAlchemy statement per row cost more than the database's own work.
 
     def _conflict(self, exc: IntegrityError, items: Sequence[T]) -> AlreadyExists:
         field = self._kind.unique[0].fields[0] if self._kind.unique else "id"
@@ -197,18 +195,35 @@ class SqlRepository(Generic[T]):
                 raise self._conflict(exc, items) from None
             raise
 
-    def _scope_params(self) -> dict[str, Any]:
-        params: dict[str, Any] = {}
+    def _encoder(self) -> RowEncoder:
+        return row_encoder(self._kind.model, self._table, self._conn.dialect)
+
+    def _where(self, versioned: bool) -> tuple[str, ...]:
+        """The columns an update matches on: the id, the scope, and the version when checked."""
+        where = ["id"]
         if self._kind.level is not Level.GLOBAL:
-            params["w_tenant_id"] = self._tenant_id
+            where.append("tenant_id")
         if self._kind.level is Level.ENVIRONMENT:
-            params["w_environment_id"] = self._environment_id
-        return params
+            where.append("environment_id")
+        if versioned:
+            where.append("version")
+        return tuple(where)
+
+    def _match(self, id: str, version: int | None) -> builtins.list[Any]:
+        values: builtins.list[Any] = [id]
+        if self._kind.level is not Level.GLOBAL:
+            values.append(self._tenant_id)
+        if self._kind.level is Level.ENVIRONMENT:
+            values.append(self._environment_id)
+        if version is not None:
+            values.append(version)
+        return values
 
     def add(self, item: T) -> T:
         self._check_scope(item)
+        encoder = self._encoder()
         with self._atomic((item,), many=False):
-            self._conn.execute(_insert_statement(self._table), to_row(item, self._table))
+            self._conn.exec_driver_sql(encoder.insert_sql(), tuple(encoder.values(item)))
         return item
 
     def add_many(self, items: Sequence[T]) -> None:
@@ -216,57 +231,57 @@ class SqlRepository(Generic[T]):
             return
         for item in items:
             self._check_scope(item)
-        rows = [to_row(item, self._table) for item in items]
+        encoder = self._encoder()
+        rows = [tuple(encoder.values(item)) for item in items]
         with self._atomic(items, many=len(rows) > 1):
-            self._conn.execute(_insert_statement(self._table), rows)
+            self._conn.exec_driver_sql(encoder.insert_sql(), rows)
 
     def update(self, item: T, *, expected_version: int | None = None) -> T:
         self._check_scope(item)
         if expected_version is not None:
             item = item.model_copy(update={"version": expected_version + 1})
-        values = to_row(item, self._table)
-        values.pop("id")
-        params = {**values, **self._scope_params(), "w_id": item.id}
-        if expected_version is not None:
-            params["w_version"] = expected_version
-        statement = _update_statement(self._table, self._kind.level, expected_version is not None)
+        encoder = self._encoder()
+        columns = tuple(name for name in encoder.columns if name != "id")
+        sql = encoder.update_sql(columns, self._where(expected_version is not None))
+        params = (*encoder.values(item, columns), *self._match(item.id, expected_version))
         with self._atomic((item,), many=False):
-            rowcount = self._conn.execute(statement, params).rowcount
+            rowcount = self._conn.exec_driver_sql(sql, params).rowcount
         if rowcount == 0:
             raise self._stale(item.id, expected_version)
         return item
 
     def update_many(self, changes: Sequence[tuple[T, T]]) -> builtins.list[T]:
         versioned = self._kind.versioned
+        encoder = self._encoder()
         saved: builtins.list[T] = []
         # Rows that change the same columns share one executemany.
-        groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
-        scope = self._scope_params()
+        groups: dict[tuple[str, ...], builtins.list[tuple[Any, ...]]] = defaultdict(list)
         for stored, changed in changes:
             self._check_scope(changed)
             if changed.id != stored.id:
                 raise ValidationError("update_many pairs must share an id", field="id")
-            if versioned:
-                changed = changed.model_copy(update={"version": stored.version + 1})  # type: ignore[attr-defined]
+            version: int | None = stored.version if versioned else None  # type: ignore[attr-defined]
+            if version is not None:
+                changed = changed.model_copy(update={"version": version + 1})
             columns = tuple(name for name in changed_fields(stored, changed) if name != "id")
-            params = {**to_row(changed, self._table, columns), **scope, "w_id": stored.id}
-            if versioned:
-                params["w_version"] = stored.version  # type: ignore[attr-defined]
-            groups[columns].append(params)
+            groups[columns].append((*encoder.values(changed, columns), *self._match(stored.id, version)))
             saved.append(changed)
         if not saved:
             return saved
+        where = self._where(versioned)
         with self._atomic(saved, many=True):
             for columns, rows in groups.items():
+                ids = [row[len(columns)] for row in rows]
                 if not columns:  # nothing to write: the resource must still be there
-                    found = {item.id for item in self._by_ids([row["w_id"] for row in rows])}
-                    missing = next((row["w_id"] for row in rows if row["w_id"] not in found), None)
+                    found = {item.id for item in self._by_ids(ids)}
+                    missing = next((id for id in ids if id not in found), None)
                     if missing is not None:
                         raise NotFound(f"{self._kind.label} {missing} not found")
                     continue
-                statement = _update_statement(self._table, self._kind.level, versioned)
-                if self._conn.execute(statement, rows).rowcount != len(rows):
-                    raise self._first_stale(rows)
+                result = self._conn.exec_driver_sql(encoder.update_sql(columns, where), rows)
+                if result.rowcount != len(rows):
+                    versions = [row[-1] for row in rows] if versioned else [None] * len(rows)
+                    raise self._first_stale(ids, versions)
         return saved
 
     def _by_ids(self, ids: Sequence[str]) -> Sequence[T]:
@@ -282,41 +297,16 @@ class SqlRepository(Generic[T]):
             f"not {expected_version}"
         )
 
-    def _first_stale(self, rows: Sequence[dict[str, Any]]) -> NotFound | VersionConflict:
+    def _first_stale(self, ids: Sequence[str], versions: Sequence[int | None]) -> NotFound | VersionConflict:
+        """The error for the first of ``ids`` that is missing or not at its expected version."""
         table = self._table
-        ids = [row["w_id"] for row in rows]
         stmt = select(table.c.id, table.c.version).where(table.c.id.in_(ids), *self._scope_clause())
         stored = {r.id: r.version for r in self._conn.execute(stmt)}
-        for row in rows:
-            if row["w_id"] not in stored or stored[row["w_id"]] != row["w_version"]:
-                return self._stale(row["w_id"], row["w_version"])
-        return VersionConflict(
-            f"{self._kind.label} records changed while they were saved"
-        )  # pragma: no cover
-
-
-def _insert_statement(table: Table) -> Insert:
-    statement: Insert | None = table.info.get("insert_statement")
-    if statement is None:
-        statement = table.info["insert_statement"] = table.insert()
-    return statement
-
-
-def _update_statement(table: Table, level: Level, versioned: bool) -> Update:
-    """``UPDATE table SET <the parameters' columns> WHERE id = :w_id AND <scope> [AND version =
-    :w_version]``; the SET list comes from each execution's parameters."""
-    key = f"update_statement:{level.value}:{versioned}"
-    statement: Update | None = table.info.get(key)
-    if statement is None:
-        where = [table.c.id == bindparam("w_id")]
-        if level is not Level.GLOBAL:
-            where.append(table.c.tenant_id == bindparam("w_tenant_id"))
-        if level is Level.ENVIRONMENT:
-            where.append(table.c.environment_id == bindparam("w_environment_id"))
-        if versioned:
-            where.append(table.c.version == bindparam("w_version"))
-        statement = table.info[key] = table.update().where(*where)
-    return statement
+        for id, version in zip(ids, versions, strict=True):
+            if id not in stored or (version is not None and stored[id] != version):
+                return self._stale(id, version)
+        # Unreachable: a short rowcount means some row is missing or at another version.
+        return VersionConflict(f"{self._kind.label} records changed while they were saved")
 
 
 def _plain(value: Any) -> Any:

@@ -27,18 +27,30 @@ __all__ = [
     "JsonDocument",
     "JsonText",
     "UtcDateTime",
+    "decimal_text",
     "encode_json",
+    "finite_decimal",
     "sqlite_instant",
     "sqlite_time",
+    "utc_instant",
 ]
 
 
 def sqlite_time(instant: datetime) -> str:
     """How an aware instant is stored on SQLite: fixed-width UTC text that sorts in time order
     (``0900-01-01 00:00:00.000000``: the year is always four digits, unlike ``strftime("%Y")``)."""
-    if instant.tzinfo is not UTC:
-        instant = instant.astimezone(UTC)
-    return instant.isoformat(sep=" ", timespec="microseconds")[:26]  # without "+00:00"
+    return utc_instant(instant).isoformat(sep=" ", timespec="microseconds")[:26]  # without "+00:00"
+
+
+def utc_instant(value: Any) -> datetime:
+    """``value`` as an aware UTC datetime; ``ValidationError`` for anything else, naive included."""
+    if isinstance(value, datetime) and value.tzinfo is UTC:
+        return value
+    if not isinstance(value, datetime):
+        raise ValidationError(f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError("naive datetimes cannot be stored; pass an aware UTC datetime")
+    return value.astimezone(UTC)
 
 
 def sqlite_instant(text: str) -> datetime:
@@ -59,14 +71,7 @@ class UtcDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
         if value is None:
             return None
-        if not isinstance(value, datetime):
-            raise ValidationError(f"expected a datetime, got {type(value).__name__}")
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValidationError("naive datetimes cannot be stored; pass an aware UTC datetime")
-        value = value.astimezone(UTC)
-        if dialect.name == "sqlite":
-            return sqlite_time(value)
-        return value
+        return sqlite_time(value) if dialect.name == "sqlite" else utc_instant(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
@@ -76,6 +81,18 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:  # pragma: no cover - timestamptz always comes back aware
             return value.replace(tzinfo=UTC)  # type: ignore[no-any-return]
         return value.astimezone(UTC)  # type: ignore[no-any-return]
+
+
+def finite_decimal(value: Any) -> Decimal:
+    """``value`` if it is a finite ``Decimal``, else ``ValidationError``."""
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise ValidationError(f"expected a finite Decimal, got {value!r}")
+    return value
+
+
+def decimal_text(value: Any) -> str:
+    """How a decimal is stored on SQLite: its exact plain text (``12.50``, never ``1.25E+1``)."""
+    return format(finite_decimal(value), "f")
 
 
 class ExactDecimal(TypeDecorator[Decimal]):
@@ -90,9 +107,7 @@ class ExactDecimal(TypeDecorator[Decimal]):
     def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> Any:
         if value is None:
             return None
-        if not isinstance(value, Decimal) or not value.is_finite():
-            raise ValidationError(f"expected a finite Decimal, got {value!r}")
-        return format(value, "f") if dialect.name == "sqlite" else value
+        return decimal_text(value) if dialect.name == "sqlite" else finite_decimal(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:
