@@ -120,13 +120,13 @@ def _subscription_event(ctx: Context, event: str, sub: Subscription, snapshot: S
 
 @dataclass(slots=True)
 class _Billed:
-    """One subscription's outcome before anything is written: its invoices (unnumbered), and
-    itself as claimed and as it will be saved."""
+    """One subscription's outcome before anything is written: which of its invoicing steps
+    issue an invoice, and itself as claimed and as it will be saved."""
 
     claimed: Subscription
     updated: Subscription
     plan: DuePlan
-    invoices: list[Invoice | None]  # one per invoicing step, in step order
+    invoiced: list[bool]  # per invoicing step, in step order: whether it has an invoice
 
 
 def _bill_scope(
@@ -145,39 +145,42 @@ def _bill_scope(
     snapshot = load_snapshot(uow, subs)
     usage = _measure(uow, subs, charges, snapshot, report)
     billed: list[_Billed] = []
+    drafts: list[Invoice] = []  # unnumbered, in billing order
     for sub in subs:
         if sub.id not in usage:
             continue
         # Each invoice is priced and built at once, so the drafts are short-lived.
         plan = plans[sub.id]
         sequence = sub.billing_sequence
-        invoices: list[Invoice | None] = []
+        built: list[Invoice] = []
+        invoiced: list[bool] = []
         try:
             for charge, used in zip(charges[sub.id], usage.pop(sub.id), strict=True):
                 item = compute_invoice(charge, snapshot, used, as_of=ctx.now)
+                invoiced.append(bool(item.draft.lines))  # no lines: nothing to bill for this step
                 if item.draft.lines:
                     sequence += 1
-                    invoices.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
-                else:
-                    invoices.append(None)  # nothing to bill for this step
+                    built.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
         except BillingError as exc:
             _failed(report, sub, exc)
             continue
+        drafts += built
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
-        billed.append(_Billed(sub, updated, plan, invoices))
+        billed.append(_Billed(sub, updated, plan, invoiced))
 
-    issued = iter(number_invoices(uow, ctx, [i for one in billed for i in one.invoices if i is not None]))
+    issued = iter(number_invoices(uow, ctx, drafts))
+    del drafts  # the numbered copies replace them
     stored: list[Invoice] = []
     events: list[NotificationEvent] = []
     changes: list[tuple[Subscription, Subscription]] = []
     for one in billed:
         report.subscriptions += 1
         sub, updated = one.claimed, one.updated
-        per_step = iter(one.invoices)
+        per_step = iter(one.invoiced)
         for step in one.plan.steps:
             if step.kind is StepKind.RENEWAL_NOTICE:
                 events.append(_subscription_event(ctx, "subscription.renewal.due", sub, snapshot))
-            elif step.kind in (StepKind.PERIOD_END, StepKind.TRIAL_END) and next(per_step) is not None:
+            elif step.kind in (StepKind.PERIOD_END, StepKind.TRIAL_END) and next(per_step):
                 invoice = next(issued)
                 stored.append(invoice)
                 events.append(invoice_event(ctx, invoice))

@@ -78,7 +78,8 @@ def sort_key(name: str) -> Callable[[Record], _NullsFirst]:
 
 def changed_fields(before: Record, after: Record) -> list[str]:
     """The model fields whose values differ between two versions of one resource."""
-    return [name for name in type(after).model_fields if getattr(before, name) != getattr(after, name)]
+    old = before.__dict__  # a model's fields live in its __dict__: no attribute lookups
+    return [name for name, value in after.__dict__.items() if old[name] != value]
 
 
 def check_fields(kind: Kind, names: Iterable[str], *, field: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from enum import Enum
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import TypeAdapter
 from sqlalchemy import Column, Dialect, RowMapping, Table
@@ -90,8 +90,16 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, Enum) else value
 
 
-def _value_encoder(model: type[Record], column: Column[Any], dialect: Dialect) -> Callable[[Any], Any]:
-    """How one column's value of a validated ``model`` reaches the driver on ``dialect``."""
+def _has_plain_enum(annotation: Any) -> bool:
+    """Whether a field's type admits an ``Enum`` that is not also a ``str``."""
+    if isinstance(annotation, type) and issubclass(annotation, Enum) and not issubclass(annotation, str):
+        return True
+    return any(_has_plain_enum(arg) for arg in get_args(annotation))
+
+
+def _value_encoder(model: type[Record], column: Column[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
+    """How one column's value of a validated ``model`` reaches the driver on ``dialect``; ``None``
+    when the value goes as it is."""
     kind = column.type
     sqlite = dialect.name == "sqlite"
     if isinstance(kind, JsonDocument):
@@ -106,6 +114,10 @@ def _value_encoder(model: type[Record], column: Column[Any], dialect: Dialect) -
     if isinstance(kind, ExactDecimal):
         exact = decimal_text if sqlite else finite_decimal
         return lambda value: None if value is None else exact(value)
+    # sqlite3 binds a StrEnum member as the text it is (its value); psycopg would look the enum
+    # type up among its adapters, so it gets the plain value.
+    if sqlite and not _has_plain_enum(model.model_fields[column.name].annotation):
+        return None
     return _plain
 
 
@@ -124,12 +136,18 @@ class RowEncoder:
         self.table = table
         self.columns = _column_names(table)
         self._encode = {c.name: _value_encoder(model, c, dialect) for c in table.columns}
+        self._plan = tuple((name, self._encode[name]) for name in self.columns)
         self._statements: dict[tuple[str, ...], str] = {}
 
     def values(self, item: Record, columns: Iterable[str] | None = None) -> list[Any]:
         """The stored form of ``columns`` (default: all, in table order) of ``item``."""
-        encode = self._encode
-        return [encode[name](getattr(item, name)) for name in (self.columns if columns is None else columns)]
+        fields = item.__dict__  # a model's field values, without attribute lookups
+        if columns is None:
+            return [fields[name] if encode is None else encode(fields[name]) for name, encode in self._plan]
+        encoders = self._encode
+        return [
+            fields[name] if (encode := encoders[name]) is None else encode(fields[name]) for name in columns
+        ]
 
     def insert_sql(self) -> str:
         """``INSERT`` of every column, parameters in table order."""
