@@ -1,7 +1,7 @@
 """Benchmark: a billing run (``Billing.run_due``) of 10,000 due subscriptions.
 
 Run: ``python -m bench billing [-- --subscriptions 10000 --stores sqlite,postgres --library-sample 200
---profile-subscriptions 500 --no-profile --top 25 --sort cumulative --keep-invoices yes]``.
+--profile-subscriptions 500 --no-profile --top 25 --sort cumulative --keep-invoices yes --gc on]``.
 
 For each store (a SQLite file in a temporary directory; PostgreSQL at ``--pg-url``, a database this
 benchmark owns: created when missing, its ``public`` schema dropped and recreated):
@@ -26,7 +26,8 @@ benchmark owns: created when missing, its ``public`` schema dropped and recreate
 1. The figure: one ``billing.run_due(now=T0 + 1 month + 1 hour)`` (default batches of 500) over all
    due subscriptions, wall time and invoices per second (target on SQLite: >= 1,000/s). With
    ``--keep-invoices no`` the run only counts its invoices (``keep_invoices=False``, as the worker
-   runs); the checks then read the invoices back from the store.
+   runs); the checks then read the invoices back from the store. ``--gc off`` runs it without the
+   garbage collector, to measure what its passes cost.
 2. Checks: the run reports ``--subscriptions`` invoices and no failure, the store holds that many
    cycle invoices and no subscription is still due; 20 random invoices, read back through the
    library, have the amounts computed here from the event data with plain arithmetic (line by line
@@ -529,7 +530,7 @@ PROFILE_ROWS = [
     ("SqlRepository.add_many (invoices, notifications)", "sql/repository.py", "add_many"),
     ("SqlRepository.update_many (subscriptions)", "sql/repository.py", "update_many"),
     ("commit", "sql/storage.py", "commit"),
-    ("to_row (model -> row)", "sql/mapping.py", "to_row"),
+    ("RowEncoder.values (model -> driver row)", "sql/mapping.py", "values"),
     ("from_row (row -> model)", "sql/mapping.py", "from_row"),
     ("pydantic model_copy", "pydantic/main.py", "model_copy"),
     ("pydantic model_dump", "pydantic/main.py", "model_dump"),
@@ -617,9 +618,12 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     scoped = billing.scope(store.tenant_id, store.environment_id)
     checkpoint(store)
     gc.collect()
+    if args.gc == "off":
+        gc.disable()  # diagnostics: what the garbage collector's passes cost the run
     started, cpu = time.perf_counter(), time.process_time()
     report = billing.run_due(RUN_AT, keep_invoices=args.keep_invoices == "yes")
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    gc.enable()
     rate = report.invoice_count / seconds
     verdict = (
         ""
@@ -670,6 +674,9 @@ def main(argv: list[str]) -> None:
         help="a database this benchmark may wipe",
     )
     parser.add_argument("--seed", type=int, default=20260201)
+    parser.add_argument(
+        "--gc", default="on", choices=["on", "off"], help="'off': the main run without the garbage collector"
+    )
     parser.add_argument(
         "--keep-invoices",
         default="yes",
