@@ -440,55 +440,41 @@ class SqlUsageStore:
         cells: list[dict[Cell, UsagePartial]],
     ) -> None:
         for chunk in _chunks(rows, _CHUNK):
+
+            def ask(exact_integers: bool, chunk: list[list[Any]] = chunk) -> list[Any]:
+                statement, params = _statement(
+                    self._dialect,
+                    self._scope,
+                    meter,
+                    chunk,
+                    by_customer,
+                    one_row_per_question=single,
+                    exact_integers=exact_integers,
+                )
+                return list(self._conn.execute(text(statement), params))
+
             if self._dialect == "postgresql":
-                for row in self._execute(meter, chunk, by_customer, single, exact_integers=True):
+                for row in ask(True):
                     cells[int(row.idx)][(_bucket_value(row.bucket), row.grp)] = _pg_partial(meter, row)
                 continue
             try:
-                found = self._sqlite_cells(meter, chunk, by_customer, single, exact_integers=True)
+                found = _sqlite_cells(meter, ask(True))
             except (_InexactSum, OperationalError) as exc:
                 if isinstance(exc, OperationalError) and "integer overflow" not in str(exc.orig):
                     raise
                 # Integers beyond 64 bits, or a sum that leaves them: add every number as a decimal.
-                found = self._sqlite_cells(meter, chunk, by_customer, single, exact_integers=False)
+                found = _sqlite_cells(meter, ask(False))
             for index, key, partial in found:
                 cells[index][key] = partial
 
-    def _sqlite_cells(
-        self,
-        meter: MeterSpec,
-        chunk: list[list[Any]],
-        by_customer: bool,
-        single: bool,
-        *,
-        exact_integers: bool,
-    ) -> list[tuple[int, Cell, UsagePartial]]:
-        found = []
-        for row in self._execute(meter, chunk, by_customer, single, exact_integers=exact_integers):
-            # NULL: no events (a custom aggregate that never stepped); COUNT alone is a number.
-            packed = "0" if row.packed is None else str(row.packed)
-            if packed.partition(";")[0] != "0":  # a question without events has no cell
-                found.append(
-                    (int(row.idx), (_bucket_value(row.bucket), row.grp), _sqlite_partial(meter, packed))
-                )
-        return found
 
-    def _execute(
-        self,
-        meter: MeterSpec,
-        chunk: list[list[Any]],
-        by_customer: bool,
-        single: bool,
-        *,
-        exact_integers: bool,
-    ) -> list[Any]:
-        statement, params = _statement(
-            self._dialect,
-            self._scope,
-            meter,
-            chunk,
-            by_customer,
-            one_row_per_question=single,
-            exact_integers=exact_integers,
-        )
-        return list(self._conn.execute(text(statement), params))
+def _sqlite_cells(meter: MeterSpec, rows: list[Any]) -> list[tuple[int, Cell, UsagePartial]]:
+    """The cells of SQLite result rows ``(idx, bucket, grp, packed)``."""
+    found = []
+    for row in rows:
+        # NULL: no events (a custom aggregate that never stepped); COUNT alone is a number.
+        packed = "0" if row.packed is None else str(row.packed)
+        if packed.partition(";")[0] != "0":  # a question without events has no cell
+            cell: Cell = (_bucket_value(row.bucket), row.grp)
+            found.append((int(row.idx), cell, _sqlite_partial(meter, packed)))
+    return found
