@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, TypeVar, get_args
 
 from pydantic import TypeAdapter
@@ -109,7 +109,9 @@ def _value_encoder(model: type[Record], column: Column[Any], dialect: Dialect) -
         wrap: Callable[[Any], Any] = kind.bind_processor(dialect)
         return lambda value: wrap(JsonText(dump(value).decode()))
     if isinstance(kind, UtcDateTime):
-        stored = sqlite_time if sqlite else utc_instant  # both refuse naive datetimes
+        # Both refuse naive datetimes. Rows of a batch share most instants (its "now", period
+        # boundaries), so each column remembers the text of the last few thousand it wrote.
+        stored = lru_cache(maxsize=4096)(sqlite_time) if sqlite else utc_instant
         return lambda value: None if value is None else stored(value)
     if isinstance(kind, ExactDecimal):
         exact = decimal_text if sqlite else finite_decimal

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from pydantic_core import from_json, to_json
@@ -37,7 +36,6 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=8192)
 def sqlite_time(instant: datetime) -> str:
     """How an aware instant is stored on SQLite: fixed-width UTC text that sorts in time order
     (``0900-01-01 00:00:00.000000``: the year is always four digits, unlike ``strftime("%Y")``)."""
