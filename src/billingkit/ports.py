@@ -6,7 +6,7 @@ Every port has a memory and a SQL implementation proven by one shared contract s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -62,6 +62,11 @@ class Repository(Protocol[T]):
         ...
 
     def find(self, id: str) -> T | None: ...
+
+    def find_many(self, ids: Iterable[str]) -> list[T]:
+        """The resources of this scope with these ids, in any status, in no particular order;
+        ids that are missing (or of another scope) are left out. A few statements for any number."""
+        ...
 
     def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None:
         """The first live resource whose fields equal ``equals`` (e.g. ``external_id="c1"``)."""

@@ -174,10 +174,11 @@ class Invoice(EnvironmentResource):
             f"{len(self.line_items)} lines>"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, traces: bool = True) -> dict[str, Any]:
         """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
-        the invoice's common fields, as the spec's invoice line item shows them."""
-        data = self.model_dump(mode="json")
+        the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
+        leaves out each line's ``trace`` (webhook payloads carry the invoice without them)."""
+        data = self.model_dump(mode="json", exclude=None if traces else _WITHOUT_TRACES)
         common = {
             "invoice_id": self.id,
             "customer_id": self.customer_id,
@@ -193,6 +194,9 @@ class Invoice(EnvironmentResource):
         }
         data["line_items"] = [{**line, **common} for line in data["line_items"]]
         return data
+
+
+_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}}
 
 
 def invoice_number_key(at: datetime) -> str:

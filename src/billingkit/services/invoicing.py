@@ -136,16 +136,8 @@ class ComputedInvoice:
 
 def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
     """The items with these ids in any lifecycle status (an archived price still prices the
-    subscriptions that use it), a statement per 500 ids."""
-    wanted = sorted(set(ids))
-    found: dict[str, R] = {}
-    for i in range(0, len(wanted), _CHUNK):
-        chunk = wanted[i : i + _CHUNK]
-        page = repo.list(
-            ListQuery(filters=(Filter("id", Op.IN, chunk),), sort=(), limit=len(chunk), status=None)
-        )
-        found.update((item.id, item) for item in page.items)
-    return found
+    subscriptions that use it), by id."""
+    return {item.id: item for item in repo.find_many(ids)}
 
 
 def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Snapshot:
@@ -395,10 +387,7 @@ def build_invoice(
 
 def invoice_payload(invoice: Invoice) -> dict[str, Any]:
     """The invoice as webhook payloads carry it (the wire form without the computation traces)."""
-    data = invoice.to_dict()
-    for line in data["line_items"]:
-        line.pop("trace", None)
-    return data
+    return invoice.to_dict(traces=False)
 
 
 def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:

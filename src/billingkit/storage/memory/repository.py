@@ -139,6 +139,10 @@ class MemoryRepository(Generic[T]):
             return None
         return item  # type: ignore[return-value]
 
+    def find_many(self, ids: Iterable[str]) -> list[T]:
+        found = (self.find(id) for id in set(ids))
+        return [item for item in found if item is not None]
+
     def get(self, id: str) -> T:
         item = self.find(id)
         if item is None:

@@ -11,12 +11,15 @@ cost more than the database's own work on the billing run's batch inserts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC
+from decimal import Decimal
 from enum import Enum
 from functools import cache, lru_cache
 from typing import Any, TypeVar, get_args
 
 from pydantic import TypeAdapter
+from pydantic_core import from_json
 from sqlalchemy import Column, Dialect, RowMapping, Table
 
 from billingkit.domain.resources import Record
@@ -27,13 +30,14 @@ from billingkit.storage.sql.types import (
     UtcDateTime,
     decimal_text,
     finite_decimal,
+    sqlite_instant,
     sqlite_time,
     utc_instant,
 )
 
 R = TypeVar("R", bound=Record)
 
-__all__ = ["RowEncoder", "from_row", "row_encoder", "to_row"]
+__all__ = ["RowDecoder", "RowEncoder", "from_row", "row_decoder", "row_encoder", "to_row"]
 
 
 def _column_value(value: Any) -> Any:
@@ -128,12 +132,7 @@ class RowEncoder:
     ``INSERT``/``UPDATE`` statement texts they go with (``?`` or ``%s`` placeholders)."""
 
     def __init__(self, model: type[Record], table: Table, dialect: Dialect) -> None:
-        if dialect.paramstyle == "qmark":
-            self._mark = "?"
-        elif dialect.paramstyle in ("format", "pyformat"):
-            self._mark = "%s"
-        else:  # pragma: no cover - SqlStorage speaks sqlite3 and psycopg
-            raise ValueError(f"unsupported driver parameter style {dialect.paramstyle!r}")
+        self._mark = _placeholder(dialect)
         self._quote = dialect.identifier_preparer.quote
         self.table = table
         self.columns = _column_names(table)
@@ -150,6 +149,11 @@ class RowEncoder:
         return [
             fields[name] if (encode := encoders[name]) is None else encode(fields[name]) for name in columns
         ]
+
+    def encode(self, column: str, value: Any) -> Any:
+        """``value`` of ``column`` in its stored form (for a statement's parameters)."""
+        encode = self._encode[column]
+        return value if encode is None else encode(value)
 
     def insert_sql(self) -> str:
         """``INSERT`` of every column, parameters in table order."""
@@ -182,6 +186,72 @@ def row_encoder(model: type[Record], table: Table, dialect: Dialect) -> RowEncod
     if encoder is None:
         encoder = table.info[key] = RowEncoder(model, table, dialect)
     return encoder
+
+
+def _value_decoder(column: Column[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
+    """How one column's stored value comes back from the driver on ``dialect`` (``None``: as it
+    is), as the column type reads it; model validation does the rest (e.g. 0/1 to a bool)."""
+    kind = column.type
+    sqlite = dialect.name == "sqlite"
+    if isinstance(kind, JsonDocument):
+        return (lambda value: None if value is None else from_json(value)) if sqlite else None
+    if isinstance(kind, UtcDateTime):
+        if sqlite:
+            return lambda value: None if value is None else sqlite_instant(value)
+        return lambda value: None if value is None or value.tzinfo is UTC else value.astimezone(UTC)
+    if isinstance(kind, ExactDecimal):
+        return (lambda value: None if value is None else Decimal(value)) if sqlite else None
+    return None
+
+
+class RowDecoder:
+    """Driver rows of one table on one dialect back into models, and the ``SELECT`` texts they
+    come from: the hot reads (the billing run's claim, batch lookups by id) skip SQLAlchemy's
+    result processing the way :class:`RowEncoder` skips its parameter processing."""
+
+    def __init__(self, model: type[R], table: Table, dialect: Dialect) -> None:
+        self.model = model
+        self.table = table
+        self._mark = _placeholder(dialect)
+        self._quote = dialect.identifier_preparer.quote
+        self._plan = tuple((c.name, _value_decoder(c, dialect)) for c in table.columns)
+        self._columns = ", ".join(self._quote(c.name) for c in table.columns)
+
+    def select_sql(self, where: str, tail: str = "") -> str:
+        """``SELECT <every column> FROM <table> WHERE <where> <tail>``, with ``{}`` in ``where``
+        and ``tail`` standing for each parameter (``"id = {}"``)."""
+        text = f"SELECT {self._columns} FROM {self._quote(self.table.name)} WHERE {where} {tail}"
+        return text.rstrip().replace("{}", self._mark)
+
+    def models(self, rows: Iterable[Sequence[Any]]) -> list[Any]:
+        """Validated models of driver rows (each in table column order)."""
+        plan, validate = self._plan, self.model.model_validate
+        return [
+            validate(
+                {
+                    name: raw if decode is None else decode(raw)
+                    for (name, decode), raw in zip(plan, row, strict=True)
+                }
+            )
+            for row in rows
+        ]
+
+
+def row_decoder(model: type[R], table: Table, dialect: Dialect) -> RowDecoder:
+    """The decoder of ``table`` rows into ``model`` on ``dialect`` (made once per kind of dialect)."""
+    key = ("row_decoder", model, dialect.name, dialect.driver, dialect.paramstyle)
+    decoder: RowDecoder | None = table.info.get(key)
+    if decoder is None:
+        decoder = table.info[key] = RowDecoder(model, table, dialect)
+    return decoder
+
+
+def _placeholder(dialect: Dialect) -> str:
+    if dialect.paramstyle == "qmark":
+        return "?"
+    if dialect.paramstyle in ("format", "pyformat"):
+        return "%s"
+    raise ValueError(f"unsupported driver parameter style {dialect.paramstyle!r}")  # pragma: no cover
 
 
 def from_row(row: RowMapping, model: type[R]) -> R:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from typing import Any, Generic, TypeVar
@@ -27,12 +27,14 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
 from billingkit.storage.memory.repository import changed_fields, check_fields
-from billingkit.storage.sql.mapping import RowEncoder, from_row, row_encoder
+from billingkit.storage.sql.mapping import RowEncoder, from_row, row_decoder, row_encoder
 from billingkit.storage.sql.types import ExactDecimal
 
 T = TypeVar("T", bound=Record)
 
 __all__ = ["SqlRepository", "is_unique_violation"]
+
+_IDS_PER_STATEMENT = 500  # well under SQLite's 32,766 parameters and PostgreSQL's 65,535
 
 
 def is_unique_violation(exc: IntegrityError) -> bool:
@@ -81,10 +83,29 @@ class SqlRepository(Generic[T]):
             )
 
     # -- reads -----------------------------------------------------------------------------
+    def _scope_where(self) -> tuple[str, builtins.list[Any]]:
+        """The scope as ``RowDecoder.select_sql`` conditions and their parameters."""
+        if self._kind.level is Level.GLOBAL:
+            return "1 = 1", []
+        if self._kind.level is Level.TENANT:
+            return "tenant_id = {}", [self._tenant_id]
+        return "tenant_id = {} AND environment_id = {}", [self._tenant_id, self._environment_id]
+
     def find(self, id: str) -> T | None:
-        stmt = select(self._table).where(self._table.c.id == id, *self._scope_clause())
-        row = self._conn.execute(stmt).mappings().first()
-        return None if row is None else from_row(row, self._kind.model)  # type: ignore[return-value]
+        found = self.find_many((id,))
+        return found[0] if found else None
+
+    def find_many(self, ids: Iterable[str]) -> builtins.list[T]:
+        wanted = sorted(set(ids))
+        decoder = row_decoder(self._kind.model, self._table, self._conn.dialect)
+        scope, params = self._scope_where()
+        found: builtins.list[T] = []
+        for start in range(0, len(wanted), _IDS_PER_STATEMENT):
+            chunk = wanted[start : start + _IDS_PER_STATEMENT]
+            marks = ", ".join("{}" for _ in chunk)
+            sql = decoder.select_sql(f"{scope} AND id IN ({marks})")
+            found += decoder.models(self._conn.exec_driver_sql(sql, (*params, *chunk)).fetchall())
+        return found
 
     def get(self, id: str) -> T:
         item = self.find(id)
@@ -273,7 +294,7 @@ class SqlRepository(Generic[T]):
             for columns, rows in groups.items():
                 ids = [row[len(columns)] for row in rows]
                 if not columns:  # nothing to write: the resource must still be there
-                    found = {item.id for item in self._by_ids(ids)}
+                    found = {item.id for item in self.find_many(ids)}
                     missing = next((id for id in ids if id not in found), None)
                     if missing is not None:
                         raise NotFound(f"{self._kind.label} {missing} not found")
@@ -283,10 +304,6 @@ class SqlRepository(Generic[T]):
                     versions = [row[-1] for row in rows] if versioned else [None] * len(rows)
                     raise self._first_stale(ids, versions)
         return saved
-
-    def _by_ids(self, ids: Sequence[str]) -> Sequence[T]:
-        stmt = select(self._table).where(self._table.c.id.in_(ids), *self._scope_clause())
-        return [from_row(r, self._kind.model) for r in self._conn.execute(stmt).mappings()]  # type: ignore[misc]
 
     def _stale(self, id: str, expected_version: int | None) -> NotFound | VersionConflict:
         current = self.find(id)

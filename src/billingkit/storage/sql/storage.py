@@ -20,7 +20,7 @@ from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
-from billingkit.storage.sql.mapping import from_row
+from billingkit.storage.sql.mapping import from_row, row_decoder, row_encoder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
 from billingkit.storage.sql.usage import SqlUsageStore, register_sqlite_functions
@@ -200,14 +200,13 @@ class SqlUnitOfWork(RepositoryAttributes):
         return [from_row(r, Account) for r in rows]
 
     def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        table = TABLES["subscriptions"]
-        stmt = (
-            select(table)
-            .where(table.c.next_run_at <= now, table.c.status == Status.PUBLISHED.value)
-            .order_by(table.c.next_run_at, table.c.id)
-            .limit(limit)
-        )
-        if self.connection.dialect.name == "postgresql":
+        table, dialect = TABLES["subscriptions"], self.connection.dialect
+        decoder = row_decoder(Subscription, table, dialect)
+        tail = "ORDER BY next_run_at, id LIMIT {}"
+        if dialect.name == "postgresql":
             # Rows another runner holds are skipped, not waited for: two runners split the work.
-            stmt = stmt.with_for_update(skip_locked=True)
-        return [from_row(r, Subscription) for r in self.connection.execute(stmt).mappings()]
+            tail += " FOR UPDATE SKIP LOCKED"
+        sql = decoder.select_sql("next_run_at <= {} AND status = {}", tail)
+        due = row_encoder(Subscription, table, dialect).encode("next_run_at", now)
+        rows = self.connection.exec_driver_sql(sql, (due, Status.PUBLISHED.value, limit)).fetchall()
+        return decoder.models(rows)

@@ -348,6 +348,33 @@ class StorageContract:
         assert loaded == item
         assert loaded.created_at.tzinfo is not None and loaded.created_at.utcoffset() == timedelta(0)
 
+    @pytest.mark.parametrize("kind", sorted(KINDS))
+    def test_find_many_returns_exactly_the_stored_items_of_the_scope(
+        self, storage: Storage, kind: str
+    ) -> None:
+        level = KINDS[kind].level
+        ours = [sample(kind) for _ in range(3)]
+        archived = sample(kind, status=Status.ARCHIVED)
+        theirs = sample(kind, tenant_id="tenant_b") if level is not Level.GLOBAL else None
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            getattr(uow, kind).add_many([*ours, archived])
+            uow.commit()
+        if theirs is not None:
+            with storage.unit_of_work("tenant_b", "env_a") as uow:
+                getattr(uow, kind).add(theirs)
+                uow.commit()
+        wanted = [item.id for item in (*ours, archived)] + [ours[0].id, "missing_id"]
+        if theirs is not None:
+            wanted.append(theirs.id)
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            repo = getattr(uow, kind)
+            found = sorted(repo.find_many(wanted), key=lambda item: item.id)
+            assert found == sorted([*ours, archived], key=lambda item: item.id)
+            assert repo.find_many([]) == []
+            many = [sample(kind) for _ in range(1100)]  # more than one statement's worth of ids
+            repo.add_many(many)
+            assert len(repo.find_many(item.id for item in many)) == 1100
+
     def test_missing_resource_is_not_found(self, storage: Storage) -> None:
         with storage.unit_of_work("tenant_a", "env_a") as uow:
             assert uow.customers.find("cust_missing") is None
