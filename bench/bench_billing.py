@@ -531,7 +531,7 @@ PROFILE_ROWS = [
     ("SqlRepository.update_many (subscriptions)", "sql/repository.py", "update_many"),
     ("commit", "sql/storage.py", "commit"),
     ("RowEncoder.values (model -> driver row)", "sql/mapping.py", "values"),
-    ("from_row (row -> model)", "sql/mapping.py", "from_row"),
+    ("RowDecoder.models (driver rows -> models)", "sql/mapping.py", "models"),
     ("pydantic model_copy", "pydantic/main.py", "model_copy"),
     ("pydantic model_dump", "pydantic/main.py", "model_dump"),
     ("SQLAlchemy Connection.execute", "sqlalchemy/engine/base.py", "execute"),
