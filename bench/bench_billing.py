@@ -20,7 +20,8 @@ benchmark owns: created when missing, its ``public`` schema dropped and recreate
    directly: copies of a library-made subscription (new ids, its own customer; exactly the model
    ``create_subscription`` builds for that plan and start, opening invoice counted in
    ``billing_sequence`` but not stored) turned into rows with
-   ``billingkit.storage.sql.mapping.to_row`` and inserted in one executemany; the events go in
+   ``billingkit.storage.sql.mapping.row_encoder`` (as the repositories write them) and inserted in one
+   executemany; the events go in
    through the bare driver as ``bench ingest`` preloads them (sqlite3 ``executemany`` / psycopg
    ``COPY``, indexes built afterwards), then the statistics are refreshed.
 1. The figure: one ``billing.run_due(now=T0 + 1 month + 1 hour)`` (default batches of 500) over all
@@ -76,7 +77,7 @@ from billingkit import Billing, Scoped, SqlStorage, TestClock
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.subscriptions import Subscription
-from billingkit.storage.sql.mapping import to_row
+from billingkit.storage.sql.mapping import row_encoder
 from billingkit.storage.sql.tables import TABLES
 from billingkit.storage.sql.types import sqlite_time
 
@@ -296,8 +297,8 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
     templates = {main.name: (made[0], subs[0])}
     for cohort in cohorts[1:]:  # each later cohort: its first subscription through the library
         templates[cohort.name] = through_library(cohort.customers[0], cohort.start)
-    customer_rows: list[dict[str, Any]] = []
-    sub_rows: list[dict[str, Any]] = []
+    customers: list[Customer] = []
+    subscriptions: list[Subscription] = []
     for cohort in cohorts:
         customer_template, sub_template = templates[cohort.name]
         skip = sample if cohort is main else 1
@@ -309,13 +310,16 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
                     "name": f"Customer {external_id}",
                 }
             )
-            customer_rows.append(to_row(customer, TABLES["customers"]))
-            sub_rows.append(
-                to_row(_copy_subscription(billing, sub_template, customer), TABLES["subscriptions"])
-            )
-    with billing.storage.engine.begin() as conn:  # type: ignore[attr-defined]
-        conn.execute(TABLES["customers"].insert(), customer_rows)
-        conn.execute(TABLES["subscriptions"].insert(), sub_rows)
+            customers.append(customer)
+            subscriptions.append(_copy_subscription(billing, sub_template, customer))
+    engine = billing.storage.engine  # type: ignore[attr-defined]
+    with engine.begin() as conn:  # rows exactly as the repositories write them
+        for model, table, items in (
+            (Customer, TABLES["customers"], customers),
+            (Subscription, TABLES["subscriptions"], subscriptions),
+        ):
+            encoder = row_encoder(model, table, engine.dialect)
+            conn.exec_driver_sql(encoder.insert_sql(), [tuple(encoder.values(item)) for item in items])
     setup.seconds["direct: customers and subscriptions"] = time.perf_counter() - started
     billing.close()
 

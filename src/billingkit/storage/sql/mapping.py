@@ -37,23 +37,7 @@ from billingkit.storage.sql.types import (
 
 R = TypeVar("R", bound=Record)
 
-__all__ = ["RowDecoder", "RowEncoder", "from_row", "row_decoder", "row_encoder", "to_row"]
-
-
-def _column_value(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, tuple):
-        return [_column_value(v) for v in value]
-    return value
-
-
-def _json_columns(table: Table) -> frozenset[str]:
-    cached: frozenset[str] | None = table.info.get("json_columns")
-    if cached is None:
-        cached = frozenset(c.name for c in table.columns if isinstance(c.type, JsonDocument))
-        table.info["json_columns"] = cached
-    return cached
+__all__ = ["RowDecoder", "RowEncoder", "from_row", "plain_value", "row_decoder", "row_encoder"]
 
 
 @cache
@@ -72,25 +56,8 @@ def _column_names(table: Table) -> tuple[str, ...]:
     return cached
 
 
-def to_row(item: Record, table: Table, columns: Iterable[str] | None = None) -> dict[str, Any]:
-    """The values of ``columns`` (default: every column of ``table``, each a model field) of
-    ``item``.
-
-    JSON columns hold the model's JSON form (decimals as strings, nested models as objects), which
-    validation turns back into the same values on the way out."""
-    json_columns = _json_columns(table)
-    names = _column_names(table) if columns is None else columns
-    row: dict[str, Any] = {}
-    model = type(item)
-    for name in names:
-        if name in json_columns:
-            row[name] = JsonText(_json_encoder(model, name)(getattr(item, name)).decode())
-        else:
-            row[name] = _column_value(getattr(item, name))
-    return row
-
-
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
+    """An enum member's value; anything else as it is."""
     return value.value if isinstance(value, Enum) else value
 
 
@@ -124,7 +91,7 @@ def _value_encoder(model: type[Record], column: Column[Any], dialect: Dialect) -
     # type up among its adapters, so it gets the plain value.
     if sqlite and not _has_plain_enum(model.model_fields[column.name].annotation):
         return None
-    return _plain
+    return plain_value
 
 
 class RowEncoder:

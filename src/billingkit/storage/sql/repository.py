@@ -6,7 +6,6 @@ import builtins
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import (
@@ -27,7 +26,7 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
 from billingkit.storage.memory.repository import changed_fields, check_fields
-from billingkit.storage.sql.mapping import RowEncoder, from_row, row_decoder, row_encoder
+from billingkit.storage.sql.mapping import RowEncoder, from_row, plain_value, row_decoder, row_encoder
 from billingkit.storage.sql.types import ExactDecimal
 
 T = TypeVar("T", bound=Record)
@@ -83,13 +82,13 @@ class SqlRepository(Generic[T]):
             )
 
     # -- reads -----------------------------------------------------------------------------
-    def _scope_where(self) -> tuple[str, builtins.list[Any]]:
-        """The scope as ``RowDecoder.select_sql`` conditions and their parameters."""
+    def _scope_values(self) -> dict[str, str | None]:
+        """The scope columns of this kind and the values this repository is bound to."""
         if self._kind.level is Level.GLOBAL:
-            return "1 = 1", []
+            return {}
         if self._kind.level is Level.TENANT:
-            return "tenant_id = {}", [self._tenant_id]
-        return "tenant_id = {} AND environment_id = {}", [self._tenant_id, self._environment_id]
+            return {"tenant_id": self._tenant_id}
+        return {"tenant_id": self._tenant_id, "environment_id": self._environment_id}
 
     def find(self, id: str) -> T | None:
         found = self.find_many((id,))
@@ -98,13 +97,13 @@ class SqlRepository(Generic[T]):
     def find_many(self, ids: Iterable[str]) -> builtins.list[T]:
         wanted = sorted(set(ids))
         decoder = row_decoder(self._kind.model, self._table, self._conn.dialect)
-        scope, params = self._scope_where()
+        scope = self._scope_values()
+        tests = [f"{column} = {{}}" for column in scope]
         found: builtins.list[T] = []
         for start in range(0, len(wanted), _IDS_PER_STATEMENT):
             chunk = wanted[start : start + _IDS_PER_STATEMENT]
-            marks = ", ".join("{}" for _ in chunk)
-            sql = decoder.select_sql(f"{scope} AND id IN ({marks})")
-            found += decoder.models(self._conn.exec_driver_sql(sql, (*params, *chunk)).fetchall())
+            sql = decoder.select_sql(" AND ".join([*tests, f"id IN ({', '.join('{}' for _ in chunk)})"]))
+            found += decoder.models(self._conn.exec_driver_sql(sql, (*scope.values(), *chunk)).fetchall())
         return found
 
     def get(self, id: str) -> T:
@@ -115,7 +114,7 @@ class SqlRepository(Generic[T]):
 
     def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None:
         check_fields(self._kind, equals, field="filters")
-        clauses = [self._column(k) == _plain(v) for k, v in equals.items()]
+        clauses = [self._column(k) == plain_value(v) for k, v in equals.items()]
         if not include_archived:
             clauses.append(self._table.c.status == Status.PUBLISHED.value)
         stmt = select(self._table).where(*self._scope_clause(), *clauses).order_by(self._table.c.id).limit(1)
@@ -140,11 +139,11 @@ class SqlRepository(Generic[T]):
         value = flt.value
         op = flt.op
         if op is Op.EQ:
-            return col == _plain(value)
+            return col == plain_value(value)
         if op is Op.NE:
-            return col != _plain(value)
+            return col != plain_value(value)
         if op in (Op.IN, Op.NOT_IN):
-            options = [_plain(v) for v in value]
+            options = [plain_value(v) for v in value]
             return col.in_(options) if op is Op.IN else not_(col.in_(options))
         if op in (Op.CONTAINS, Op.NOT_CONTAINS):
             pattern = "%" + str(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -221,24 +220,11 @@ class SqlRepository(Generic[T]):
 
     def _where(self, versioned: bool) -> tuple[str, ...]:
         """The columns an update matches on: the id, the scope, and the version when checked."""
-        where = ["id"]
-        if self._kind.level is not Level.GLOBAL:
-            where.append("tenant_id")
-        if self._kind.level is Level.ENVIRONMENT:
-            where.append("environment_id")
-        if versioned:
-            where.append("version")
-        return tuple(where)
+        return ("id", *self._scope_values(), *(("version",) if versioned else ()))
 
     def _match(self, id: str, version: int | None) -> builtins.list[Any]:
-        values: builtins.list[Any] = [id]
-        if self._kind.level is not Level.GLOBAL:
-            values.append(self._tenant_id)
-        if self._kind.level is Level.ENVIRONMENT:
-            values.append(self._environment_id)
-        if version is not None:
-            values.append(version)
-        return values
+        """The values of :meth:`_where`'s columns for one row."""
+        return [id, *self._scope_values().values(), *(() if version is None else (version,))]
 
     def add(self, item: T) -> T:
         self._check_scope(item)
@@ -324,7 +310,3 @@ class SqlRepository(Generic[T]):
                 return self._stale(id, version)
         # Unreachable: a short rowcount means some row is missing or at another version.
         return VersionConflict(f"{self._kind.label} records changed while they were saved")
-
-
-def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, Enum) else value

@@ -117,7 +117,7 @@ class ExactDecimal(TypeDecorator[Decimal]):
 
 
 class JsonText(str):
-    """A JSON document encoded already (``to_row`` encodes models straight to JSON text);
+    """A JSON document encoded already (``RowEncoder`` encodes models straight to JSON text);
     :class:`JsonDocument` stores it unchanged instead of encoding it as a JSON string."""
 
     __slots__ = ()
