@@ -407,7 +407,8 @@ def test_activate_bad_input(client: TestClient, test_key: dict[str, str], world:
         ({"customer_id": None}, "customer_id"),
         ({"currency": "eur"}, "currency"),  # the plan has no EUR prices
         ({"currency": "dollars"}, "currency"),
-        ({"billing_period": "ANNUAL"}, "currency"),  # no ANNUAL prices in USD either
+        ({"billing_period": "ANNUAL"}, "billing_period"),  # USD prices exist, none ANNUAL
+        ({"billing_period_count": 2}, "billing_period_count"),  # USD MONTHLY exist, not every 2
         ({"billing_period": "FORTNIGHTLY"}, "billing_period"),
         ({"billing_period": None}, "billing_period"),
         ({"payment_terms": "10 NET"}, "payment_terms"),
