@@ -430,6 +430,17 @@ def test_create_bad_input_is_400_and_writes_nothing(
     assert totals(client, test_key) == (0, 0)
 
 
+def test_a_plan_without_the_asked_price_says_what_it_has(
+    client: TestClient, test_key: dict[str, str], world: dict[str, str]
+) -> None:
+    response = client.post(
+        "/v1/subscriptions", json=sub_body(world, billing_period="ANNUAL"), headers=test_key
+    )
+    error = assert_error(response, 400, "validation_error")
+    assert error["details"]["field"] == "billing_period"
+    assert error["message"].endswith("has no ANNUAL prices in usd; it has usd 1 x MONTHLY")
+
+
 def test_create_refuses_another_environments_customer_and_plan(
     client: TestClient, test_key: dict[str, str], prod_key: dict[str, str], world: dict[str, str]
 ) -> None:
