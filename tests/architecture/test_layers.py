@@ -70,25 +70,53 @@ def test_public_surface_is_pinned_and_sorted() -> None:
     assert billingkit.__all__ == sorted(billingkit.__all__)
     assert billingkit.__all__ == [
         "Account",
+        "AccountType",
         "Actor",
         "Addon",
         "AddonDetail",
+        "AggregationType",
+        "AlertCondition",
         "AlreadyExists",
         "ApiKey",
         "Billing",
+        "BillingCadence",
+        "BillingCycle",
         "BillingError",
+        "BillingModel",
+        "BillingPeriod",
+        "BillingReason",
+        "BucketSize",
+        "CollectionMethod",
         "Coupon",
+        "CouponCadence",
+        "CouponType",
         "CreditGrant",
+        "CreditGrantCadence",
+        "CreditGrantExpiryType",
+        "CreditGrantExpiryUnit",
+        "CreditGrantPeriod",
+        "CreditGrantScope",
         "Customer",
         "Entitlement",
+        "EntitlementAggregationMode",
+        "EntitlementEntityType",
+        "EntitlementGrantAllocation",
+        "EntitlementGrantDurationUnit",
+        "EntitlementGrantMeasure",
         "Environment",
+        "EnvironmentType",
         "Feature",
+        "FeatureType",
         "Filter",
         "Group",
+        "GroupEntityType",
         "InternalError",
         "InvalidOperation",
         "Invoice",
+        "InvoiceCadence",
         "InvoiceLineItem",
+        "InvoiceStatus",
+        "InvoiceType",
         "ListQuery",
         "MemoryStorage",
         "Meter",
@@ -96,11 +124,21 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "NotificationEvent",
         "Op",
         "Page",
+        "PauseStatus",
+        "PaymentBehavior",
+        "PaymentStatus",
+        "PaymentTerms",
         "PermissionDenied",
         "Plan",
         "PlanDetail",
         "Price",
+        "PriceEntityType",
+        "PriceType",
         "PriceUnit",
+        "PriceUnitType",
+        "ProrationBehavior",
+        "QuantityRounding",
+        "ResetUsage",
         "Role",
         "RunReport",
         "Scoped",
@@ -109,17 +147,51 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Status",
         "Subscription",
         "SubscriptionLineItem",
+        "SubscriptionStatus",
+        "SubscriptionType",
         "SystemClock",
         "TaxRate",
+        "TaxRateScope",
+        "TaxRateStatus",
+        "TaxRateType",
         "Tenant",
         "TestClock",
+        "TierMode",
         "Unauthorized",
+        "UsageResetPeriod",
         "ValidationError",
         "VersionConflict",
         "Worker",
     ]
     for name in billingkit.__all__:
         assert getattr(billingkit, name) is not None
+
+
+def test_every_enum_class_name_is_defined_once() -> None:
+    # Two enums with one name (there were two InvoiceCadence) make users import the wrong one.
+    defined: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and base.id in ("Enum", "StrEnum") for base in node.bases
+            ):
+                defined.setdefault(node.name, []).append(str(path.relative_to(SRC)))
+    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
+
+
+def test_public_enums_are_the_ones_the_models_use() -> None:
+    from billingkit.domain import invoice_lines, proration
+    from billingkit.domain.catalog import prices
+
+    assert prices.InvoiceCadence is proration.InvoiceCadence is billingkit.InvoiceCadence
+    assert billingkit.Price.model_fields["invoice_cadence"].annotation is billingkit.InvoiceCadence
+    assert tuple(billingkit.InvoiceCadence) == (invoice_lines.ADVANCE, invoice_lines.ARREAR)
+    assert (
+        billingkit.Subscription.model_fields["subscription_status"].annotation
+        is billingkit.SubscriptionStatus
+    )
+    assert billingkit.Invoice.model_fields["invoice_status"].annotation is billingkit.InvoiceStatus
+    assert billingkit.Environment.model_fields["type"].annotation is billingkit.EnvironmentType
 
 
 def test_import_is_cheap_and_inert() -> None:

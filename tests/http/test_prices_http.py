@@ -192,6 +192,16 @@ def test_bulk(client: TestClient, test_key: dict[str, str], plan_id: str, meter_
     assert client.get("/v1/prices", headers=test_key).json()["pagination"]["total"] == 2
 
 
+def test_decreasing_tiers_are_400_naming_the_tier(
+    client: TestClient, test_key: dict[str, str], plan_id: str, meter_id: str
+) -> None:
+    tiers = [{"up_to": 100, "unit_amount": "1"}, {"up_to": 50, "unit_amount": "1"}]
+    response = client.post("/v1/prices", json=usage_price(plan_id, meter_id, tiers=tiers), headers=test_key)
+    body = assert_error(response, 400, "validation_error")
+    assert body["details"]["field"] == "tiers[1].up_to"
+    assert body["message"] == "tiers[1].up_to must be greater than tiers[0].up_to (50 <= 100)"
+
+
 def test_bad_input_is_400_naming_the_field(
     client: TestClient, test_key: dict[str, str], plan_id: str, meter_id: str
 ) -> None:

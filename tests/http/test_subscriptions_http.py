@@ -407,7 +407,8 @@ def test_activate_bad_input(client: TestClient, test_key: dict[str, str], world:
         ({"customer_id": None}, "customer_id"),
         ({"currency": "eur"}, "currency"),  # the plan has no EUR prices
         ({"currency": "dollars"}, "currency"),
-        ({"billing_period": "ANNUAL"}, "currency"),  # no ANNUAL prices in USD either
+        ({"billing_period": "ANNUAL"}, "billing_period"),  # USD prices exist, none ANNUAL
+        ({"billing_period_count": 2}, "billing_period_count"),  # USD MONTHLY exist, not every 2
         ({"billing_period": "FORTNIGHTLY"}, "billing_period"),
         ({"billing_period": None}, "billing_period"),
         ({"payment_terms": "10 NET"}, "payment_terms"),
@@ -427,6 +428,17 @@ def test_create_bad_input_is_400_and_writes_nothing(
     error = assert_error(response, 400, "validation_error")
     assert error["details"]["field"] == field
     assert totals(client, test_key) == (0, 0)
+
+
+def test_a_plan_without_the_asked_price_says_what_it_has(
+    client: TestClient, test_key: dict[str, str], world: dict[str, str]
+) -> None:
+    response = client.post(
+        "/v1/subscriptions", json=sub_body(world, billing_period="ANNUAL"), headers=test_key
+    )
+    error = assert_error(response, 400, "validation_error")
+    assert error["details"]["field"] == "billing_period"
+    assert error["message"].endswith("has no ANNUAL prices in usd; it has usd 1 x MONTHLY")
 
 
 def test_create_refuses_another_environments_customer_and_plan(

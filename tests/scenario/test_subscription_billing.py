@@ -559,6 +559,7 @@ def test_a_run_can_count_invoices_without_keeping_them(make_world: Any) -> None:
     w.clock.set(at(2024, 3, 1))
     report = w.billing.run_due(batch_size=2, keep_invoices=False)  # two batches
     assert (report.subscriptions, report.invoices, report.invoice_count) == (3, [], 3)
+    assert (report.subscription_count, report.notification_count) == (3, 3)  # the counts, by name
     assert repr(report) == "<RunReport 3 subscriptions, 3 invoices, 3 notifications, 0 failures>"
     for sub in subs:
         cycle = [inv for inv in w.invoices(sub) if inv.billing_reason is BillingReason.SUBSCRIPTION_CYCLE]

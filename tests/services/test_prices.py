@@ -286,6 +286,53 @@ def test_inconsistent_prices_are_rejected_naming_the_field(
     assert count_all(test_env) == 0
 
 
+@pytest.mark.parametrize(
+    ("tiers", "field", "message"),
+    [
+        # Two tiers going down: once reported as "the last tier must have no up_to".
+        ([100, 50], "tiers[1].up_to", "tiers[1].up_to must be greater than tiers[0].up_to (50 <= 100)"),
+        (
+            [100, 100, None],
+            "tiers[1].up_to",
+            "tiers[1].up_to must be greater than tiers[0].up_to (100 <= 100)",
+        ),
+        (
+            [10, 20, 15, None],
+            "tiers[2].up_to",
+            "tiers[2].up_to must be greater than tiers[1].up_to (15 <= 20)",
+        ),
+        ([10, 20], "tiers[1].up_to", "the last tier must have no up_to (it is open-ended)"),
+        ([None, 10], "tiers[0].up_to", "only the last tier may have no up_to"),
+    ],
+)
+def test_tier_order_errors_name_the_tier_that_breaks_it(
+    test_env: Scoped, plan_id: str, tiers: list[int | None], field: str, message: str
+) -> None:
+    body = fixed(
+        plan_id,
+        billing_model="TIERED",
+        tier_mode="VOLUME",
+        tiers=[{"up_to": up_to, "unit_amount": "1"} for up_to in tiers],
+    )
+    with pytest.raises(ValidationError) as caught:
+        test_env.prices.create(**body)
+    assert (caught.value.field, caught.value.message) == (field, message)
+    # A custom unit's tiers are named as the caller sent them, in the field and the message.
+    test_env.price_units.create(
+        code="credits", name="Credits", symbol="CR", base_currency="USD", conversion_rate="0.01"
+    )
+    custom = {**body, "amount": None, "tiers": None, "price_unit_type": "CUSTOM"}
+    custom["price_unit_config"] = {"price_unit": "credits", "price_unit_tiers": body["tiers"]}
+    with pytest.raises(ValidationError) as caught:
+        test_env.prices.create(**custom)
+    prefix = "price_unit_config.price_unit_"
+    assert (caught.value.field, caught.value.message) == (
+        prefix + field,
+        message.replace("tiers[", prefix + "tiers["),
+    )
+    assert count_all(test_env) == 0
+
+
 def test_custom_unit_rules(test_env: Scoped, plan_id: str) -> None:
     test_env.price_units.create(
         code="credits", name="Credits", symbol="CR", base_currency="USD", conversion_rate="0.01"

@@ -154,8 +154,8 @@ BAD: list[Case] = [
     ),
     ("no customer", lambda c: {"customer_id": DROP}, "customer_id"),
     ("no price in currency", lambda c: {"currency": "eur"}, "currency"),
-    ("no price for period", lambda c: {"billing_period": "ANNUAL"}, "currency"),
-    ("no price for period count", lambda c: {"billing_period_count": 2}, "currency"),
+    ("no price for period", lambda c: {"billing_period": "ANNUAL"}, "billing_period"),
+    ("no price for period count", lambda c: {"billing_period_count": 2}, "billing_period_count"),
     ("bad currency code", lambda c: {"currency": "dollars"}, "currency"),
     ("bad billing_period", lambda c: {"billing_period": "FORTNIGHTLY"}, "billing_period"),
     ("ONETIME billing_period", lambda c: {"billing_period": "ONETIME"}, "billing_period"),
@@ -206,6 +206,47 @@ def test_bad_create_input_is_refused_and_writes_nothing(
     assert caught.value.field == field, caught.value.message
     assert caught.value.details["field"] == field
     assert cat.written() == before  # no subscription, no invoice, no notification
+
+
+@pytest.mark.parametrize("storage", ["memory"], indirect=True)
+@pytest.mark.parametrize(
+    ("fields", "field", "says"),
+    [
+        ({"currency": "eur"}, "currency", "plan {plan} has no prices in eur; it has usd 1 x MONTHLY"),
+        (
+            {"billing_period": "ANNUAL"},
+            "billing_period",
+            "plan {plan} has no ANNUAL prices in usd; it has usd 1 x MONTHLY",
+        ),
+        (
+            {"billing_period_count": 3},
+            "billing_period_count",
+            "plan {plan} has no prices for usd 3 x MONTHLY; it has usd 1 x MONTHLY",
+        ),
+    ],
+)
+def test_missing_plan_price_names_the_field_that_does_not_match_and_what_the_plan_has(
+    cat: Catalog, fields: dict[str, Any], field: str, says: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        cat.create(**fields)
+    assert (caught.value.field, caught.value.message) == (field, says.format(plan=cat.plan_id))
+
+
+@pytest.mark.parametrize("storage", ["memory"], indirect=True)
+def test_missing_price_lists_every_combination_the_plan_has(cat: Catalog) -> None:
+    plan = cat.s.plans.create(
+        name="Multi",
+        prices=[
+            fee(),
+            fee("200", billing_period="ANNUAL"),
+            fee("30", currency="eur", billing_period_count=3),
+        ],
+    )
+    with pytest.raises(ValidationError) as caught:
+        cat.create(plan_id=plan.id, billing_period="WEEKLY")
+    assert caught.value.field == "billing_period"
+    assert caught.value.message.endswith("; it has eur 3 x MONTHLY, usd 1 x ANNUAL, usd 1 x MONTHLY")
 
 
 def test_refused_creates_write_nothing_on_any_store(cat: Catalog) -> None:

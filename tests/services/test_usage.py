@@ -83,19 +83,27 @@ def test_every_customer_filters_groups_and_windows(test_env: Scoped) -> None:
         {"group": "eu", "value": "7", "event_count": 3},
         {"group": "us", "value": "5", "event_count": 1},
     ]
-    daily = test_env.usage.report(
+    report = test_env.usage.report(
         event_name="llm.call",
         aggregation_type="SUM",
         property_name="tokens",
         external_customer_id="acme",
         window_size="DAY",
         **APRIL,
-    ).to_dict()
+    )
+    daily = report.to_dict()
     assert [(r["window_size"], r["value"]) for r in daily["results"]] == [
         ("2026-04-03T00:00:00Z", "0.3"),
         ("2026-04-04T00:00:00Z", "5"),
     ]
     assert daily["value"] == "5.3"
+    # The library names the instant what it is; the wire keeps the reference's window_size.
+    assert [(w.window_start, w.window_end, w.value) for w in report.results] == [
+        (datetime(2026, 4, 3, tzinfo=UTC), datetime(2026, 4, 4, tzinfo=UTC), Decimal("0.3")),
+        (datetime(2026, 4, 4, tzinfo=UTC), datetime(2026, 4, 5, tzinfo=UTC), Decimal(5)),
+    ]
+    assert (report.value, report.event_count) == (Decimal("5.3"), daily["event_count"])
+    assert [r["window_end"] for r in daily["results"]] == ["2026-04-04T00:00:00Z", "2026-04-05T00:00:00Z"]
 
 
 def test_the_default_window_is_the_last_seven_days(test_env: Scoped) -> None:

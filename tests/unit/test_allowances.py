@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from billingkit.domain.allowances import (
     Allowance,
-    UsageResetPeriod,
+    AllowanceReset,
     apply_allowance,
     apply_allowance_per_window,
     apply_lifetime_allowance,
@@ -47,7 +47,7 @@ def test_allowance_examples(
 
 
 def test_per_window_limits() -> None:
-    daily = Allowance(D(100), is_soft_limit=True, usage_reset_period=UsageResetPeriod.DAILY)
+    daily = Allowance(D(100), is_soft_limit=True, usage_reset_period=AllowanceReset.DAILY)
     # day 1: 150 -> 50 over; day 2: 80 -> 0; day 3: 120 -> 20; billable 70 (one limit of 100
     # over the 350 total would have billed 250)
     result = apply_allowance_per_window(daily, [D(150), D(80), D(120)])

@@ -107,6 +107,17 @@ def test_time_buckets_charge_by_window_containing_bucket() -> None:
     assert out.true_up == D(2)
 
 
+@pytest.mark.parametrize(
+    ("hour", "minute", "field"),
+    [(25, 0, "hour"), (9, 60, "minute"), (24, 30, "minute"), (-1, 0, "hour"), (9, -1, "minute")],
+)
+def test_time_of_day_errors_name_the_part_that_is_wrong(hour: int, minute: int, field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        TimeOfDay(hour, minute)
+    assert err.value.field == field, err.value.message
+    assert field in err.value.message
+
+
 def test_subscription_commitment_split() -> None:
     # commit 100, factor 2, lines [60, 70]: within [60, 40], overage [0, 30*2 = 60]
     split = split_subscription_commitment([D(60), D(70)], SubscriptionCommitment(D(100), D(2), True), "usd")

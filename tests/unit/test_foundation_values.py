@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from calendar import monthrange
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -21,6 +22,81 @@ def test_test_clock_sets_and_advances() -> None:
         clock.set(datetime(2026, 1, 1))
     with pytest.raises(errors.ValidationError):
         clock.advance(days=-1)
+
+
+def test_test_clock_calendar_steps_clamp_to_short_months() -> None:
+    clock = TestClock(datetime(2024, 1, 31, 9, 30, tzinfo=UTC))
+    assert clock.advance(months=1) == datetime(2024, 2, 29, 9, 30, tzinfo=UTC)  # leap year
+    clock.set(datetime(2026, 1, 31, tzinfo=UTC))
+    assert clock.advance(months=1) == datetime(2026, 2, 28, tzinfo=UTC)
+    # Each step clamps on its own: from 28 Feb the day stays 28 (periods instead keep the anchor).
+    assert clock.advance(months=1) == datetime(2026, 3, 28, tzinfo=UTC)
+    clock.set(datetime(2024, 2, 29, tzinfo=UTC))
+    assert clock.advance(years=1) == datetime(2025, 2, 28, tzinfo=UTC)
+    # Calendar steps first, then fixed ones; a negative part is fine while the total moves forward.
+    assert clock.advance(months=1, days=-1) == datetime(2025, 3, 27, tzinfo=UTC)
+    assert clock.advance(weeks=1, days=1, hours=1, minutes=1, seconds=1) == datetime(
+        2025, 4, 4, 1, 1, 1, tzinfo=UTC
+    )
+    assert clock.advance(timedelta(hours=1), days=1) == datetime(2025, 4, 5, 2, 1, 1, tzinfo=UTC)
+    assert clock.advance() == clock.now()  # no step: stays put
+
+
+@pytest.mark.parametrize(
+    ("steps", "field"),
+    [
+        ({"days": -1}, "days"),
+        ({"months": -1}, "months"),
+        ({"years": -1, "days": 300}, "years"),  # net backwards
+        ({"months": 1, "days": -40}, "days"),  # mixed, lands before now
+        ({"delta": timedelta(seconds=-1)}, "delta"),
+        ({"months": 1.5}, "months"),
+        ({"years": True}, "years"),
+        ({"hours": "1"}, "hours"),
+        ({"seconds": float("nan")}, "seconds"),
+        ({"delta": 5}, "delta"),
+        ({"years": 10_000}, "years"),
+    ],
+)
+def test_test_clock_refuses_backward_or_bad_steps_naming_the_argument(
+    steps: dict[str, object], field: str
+) -> None:
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    clock = TestClock(start)
+    with pytest.raises(errors.ValidationError) as caught:
+        clock.advance(**steps)  # type: ignore[arg-type]
+    assert caught.value.field == field
+    assert clock.now() == start  # a refused step does not move the clock
+
+
+def test_test_clock_backward_step_message_says_where_it_would_land() -> None:
+    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
+    with pytest.raises(errors.ValidationError, match=r"months=1, days=-40 lands on 2026-02-20.*set\(\)"):
+        clock.advance(months=1, days=-40)
+
+
+def test_test_clock_set_may_move_backwards() -> None:
+    clock = TestClock(datetime(2026, 3, 1, tzinfo=UTC))
+    assert clock.set(datetime(2025, 1, 1, 5, tzinfo=timezone(timedelta(hours=5)))) == datetime(
+        2025, 1, 1, tzinfo=UTC
+    )
+    assert clock.now().tzinfo is UTC
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9000, 12, 31), timezones=st.just(UTC)),
+    st.integers(min_value=0, max_value=12 * 900),
+)
+def test_advancing_by_months_never_moves_back_and_lands_on_the_clamped_day(
+    start: datetime, months: int
+) -> None:
+    clock = TestClock(start)
+    after = clock.advance(months=months)
+    assert after >= start
+    year, month = divmod(start.year * 12 + start.month - 1 + months, 12)
+    assert (after.year, after.month) == (year, month + 1)
+    assert after.day == min(start.day, monthrange(year, month + 1)[1])
+    assert after.time() == start.time()
 
 
 def test_ids_are_prefixed_sortable_and_strictly_increasing_within_a_millisecond() -> None:

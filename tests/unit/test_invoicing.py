@@ -198,6 +198,12 @@ def test_commitments_cannot_be_combined() -> None:
     assert err.value.field == "commitment_amount"
 
 
+def test_a_commitment_of_the_wrong_type_is_named_as_passed() -> None:
+    with pytest.raises(ValidationError) as err:
+        request(subscription_commitment="15")  # type: ignore[arg-type]
+    assert err.value.field == "subscription_commitment"
+
+
 def test_duplicate_charge_refused_but_preview_ignores_history() -> None:
     first = assemble_invoice(request())
     with pytest.raises(InvalidOperation):

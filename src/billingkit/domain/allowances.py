@@ -34,19 +34,18 @@ from billingkit.errors import ValidationError
 
 __all__ = [
     "Allowance",
+    "AllowanceReset",
     "AllowanceResult",
-    "UsageResetPeriod",
     "apply_allowance",
     "apply_allowance_per_window",
     "apply_lifetime_allowance",
 ]
 
 
-class UsageResetPeriod(StrEnum):
-    """How often an entitlement's allowance starts again (reference values).
-
-    ``BILLING_PERIOD`` is billingkit's name for "with the subscription's own period".
-    """
+class AllowanceReset(StrEnum):
+    """The window an allowance applies to: the catalogue's ``UsageResetPeriod`` values plus
+    ``BILLING_PERIOD`` (billingkit's name for "with the subscription's own period", which the
+    reference has no value for and entitlements therefore do not accept)."""
 
     DAILY = "DAILY"
     WEEKLY = "WEEKLY"
@@ -70,7 +69,7 @@ class Allowance:
     usage_limit: Decimal | None
     is_soft_limit: bool = False
     is_enabled: bool = True
-    usage_reset_period: UsageResetPeriod = UsageResetPeriod.BILLING_PERIOD
+    usage_reset_period: AllowanceReset = AllowanceReset.BILLING_PERIOD
 
     def __post_init__(self) -> None:
         if self.usage_limit is not None:
@@ -79,7 +78,7 @@ class Allowance:
         for name in ("is_soft_limit", "is_enabled"):
             if not isinstance(getattr(self, name), bool):
                 raise ValidationError(f"{name} must be a boolean", field=name)
-        reset = parse_enum(UsageResetPeriod, self.usage_reset_period, field="usage_reset_period")
+        reset = parse_enum(AllowanceReset, self.usage_reset_period, field="usage_reset_period")
         object.__setattr__(self, "usage_reset_period", reset)
 
 

@@ -188,8 +188,12 @@ class TimeOfDay:
     def __post_init__(self) -> None:
         require_int(self.hour, field="hour", minimum=0)
         require_int(self.minute, field="minute", minimum=0)
-        if self.hour > 24 or self.minute > 59 or (self.hour == 24 and self.minute != 0):
-            raise ValidationError("time of day must be between 00:00 and 24:00", field="hour")
+        if self.hour > 24:
+            raise ValidationError("hour must be between 0 and 24 (24:00 = midnight)", field="hour")
+        if self.minute > 59 or (self.hour == 24 and self.minute != 0):
+            raise ValidationError(
+                "minute must be between 0 and 59, and 0 at hour 24 (24:00 = midnight)", field="minute"
+            )
 
     @property
     def minutes(self) -> int:

@@ -45,6 +45,7 @@ from billingkit.domain.invariants import (
     require_str,
 )
 from billingkit.domain.money import ZERO, currency_precision, round_money
+from billingkit.domain.periods import InvoiceCadence
 from billingkit.domain.pricing import (
     PriceResult,
     PriceSpec,
@@ -70,8 +71,9 @@ __all__ = [
 
 FIXED = "FIXED"
 USAGE = "USAGE"
-ADVANCE = "ADVANCE"
-ARREAR = "ARREAR"
+# Plain-string forms of the one InvoiceCadence enum (hot-path records hold plain strings).
+ADVANCE: str = InvoiceCadence.ADVANCE.value
+ARREAR: str = InvoiceCadence.ARREAR.value
 PRICE_TYPES = (FIXED, USAGE)
 INVOICE_CADENCES = (ADVANCE, ARREAR)
 _ONE = Decimal(1)

@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from billingkit.domain.catalog.prices import InvoiceCadence, PriceType
+from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.money import ZERO
-from billingkit.domain.periods import BillingPeriod
+from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime

@@ -145,7 +145,7 @@ class InvoiceRequest:
             if not isinstance(commitment, SubscriptionCommitment):
                 raise ValidationError(
                     "subscription_commitment must be a SubscriptionCommitment",
-                    field="commitment_amount",
+                    field="subscription_commitment",
                 )
             if any(line.commitment is not None for line in self.lines):
                 raise ValidationError(

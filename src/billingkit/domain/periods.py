@@ -33,12 +33,13 @@ takes its first occurrence.
 
 from __future__ import annotations
 
-from calendar import monthrange
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dateutil.relativedelta import relativedelta
 
 from billingkit.domain.validation import ensure_utc, parse_enum
 from billingkit.errors import ValidationError
@@ -49,6 +50,7 @@ __all__ = [
     "BillingCycle",
     "BillingPeriod",
     "BillingSchedule",
+    "InvoiceCadence",
     "Period",
     "calendar_anchor",
     "ensure_utc",
@@ -78,6 +80,16 @@ class BillingPeriod(StrEnum):
     HALF_YEARLY = "HALF_YEARLY"
     ANNUAL = "ANNUAL"
     ONETIME = "ONETIME"
+
+
+class InvoiceCadence(StrEnum):
+    """When a price is billed for a period: ``ADVANCE`` at its start, ``ARREAR`` at its end.
+
+    The one definition; prices, subscription line items, invoices and proration all use it.
+    """
+
+    ADVANCE = "ADVANCE"
+    ARREAR = "ARREAR"
 
 
 class BillingCycle(StrEnum):
@@ -190,16 +202,14 @@ def _calendar_floor(local: datetime, period: BillingPeriod) -> datetime:
 
 
 def _add_months(local: datetime, months: int) -> datetime:
-    """``local`` moved by ``months`` calendar months, the day clamped to the target month's length.
+    """``local`` moved by ``months`` calendar months, the day clamped to the target month's length
+    (``dateutil.relativedelta``).
 
-    Example: 31 Jan + 1 → 29 Feb (2024); 31 Jan + 2 → 31 Mar. Raises ``ValueError`` out of range.
+    Example: 31 Jan + 1 → 29 Feb (2024); 31 Jan + 2 → 31 Mar. Raises ``ValueError`` or
+    ``OverflowError`` out of range.
     """
-    index = local.year * 12 + local.month - 1 + months
-    year, month = divmod(index, 12)
-    month += 1
-    if not 1 <= year <= 9999:
-        raise ValueError("year out of range")
-    return local.replace(year=year, month=month, day=min(local.day, monthrange(year, month)[1]))
+    moved: datetime = local + relativedelta(months=months)
+    return moved
 
 
 def _to_utc(local: datetime, zone: ZoneInfo) -> datetime:

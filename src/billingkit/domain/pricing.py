@@ -247,14 +247,16 @@ class PriceSpec:
                     )
                 bounds.append(None)
                 continue
+            if index and tier.up_to <= previous:
+                raise ValidationError(
+                    f"tiers[{index}].up_to must be greater than tiers[{index - 1}].up_to "
+                    f"({tier.up_to} <= {previous})",
+                    field=f"tiers[{index}].up_to",
+                )
             if index == last:
                 raise ValidationError(
                     "the last tier must have no up_to (it is open-ended)",
                     field=f"tiers[{index}].up_to",
-                )
-            if tier.up_to <= previous:
-                raise ValidationError(
-                    "tier up_to values must be strictly increasing", field=f"tiers[{index}].up_to"
                 )
             previous = tier.up_to
             bounds.append(Decimal(tier.up_to))

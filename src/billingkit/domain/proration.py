@@ -30,7 +30,7 @@ from enum import StrEnum
 from typing import Any
 
 from billingkit.domain.money import ZERO, parse_decimal, round_money
-from billingkit.domain.periods import Period, ensure_utc, epoch_seconds
+from billingkit.domain.periods import InvoiceCadence, Period, ensure_utc, epoch_seconds
 from billingkit.domain.pricing import PriceSpec, price_quantity
 from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
@@ -51,13 +51,6 @@ __all__ = [
 
 _CTX = Context(prec=80, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation, DivisionByZero, Overflow])
 _DISPLAY = Context(prec=28, rounding=ROUND_HALF_EVEN)
-
-
-class InvoiceCadence(StrEnum):
-    """When a price is billed: at the start of its period (ADVANCE) or after it (ARREAR)."""
-
-    ADVANCE = "ADVANCE"
-    ARREAR = "ARREAR"
 
 
 class ProrationAction(StrEnum):

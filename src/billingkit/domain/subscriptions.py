@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from billingkit.domain.catalog.prices import BillingCadence, InvoiceCadence, PriceType
-from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule
+from billingkit.domain.catalog.prices import BillingCadence, PriceType
+from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.validation import UtcDatetime
 

@@ -48,15 +48,27 @@ log = logging.getLogger("billingkit.billing")
 
 @dataclass(slots=True)
 class RunReport:
-    """What a billing run did: subscriptions billed, invoices issued (``invoices`` in order, unless
-    the run was asked not to keep them; ``invoice_count`` either way), notifications recorded, and
-    subscriptions it could not bill (id, error code, message), which stay due."""
+    """What a billing run did: ``subscriptions`` (a count) billed, invoices issued (``invoices``,
+    the list, in order, unless the run was asked not to keep them; ``invoice_count`` either way),
+    ``notifications`` (a count) recorded, and ``failures``: the subscriptions it could not bill
+    (id, error code, message), which stay due. ``subscription_count`` and ``notification_count``
+    name the two counts unambiguously."""
 
     subscriptions: int = 0
     invoices: list[Invoice] = field(default_factory=list)
     notifications: int = 0
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     invoice_count: int = 0
+
+    @property
+    def subscription_count(self) -> int:
+        """How many subscriptions the run billed (the same number as ``subscriptions``)."""
+        return self.subscriptions
+
+    @property
+    def notification_count(self) -> int:
+        """How many notifications the run recorded (the same number as ``notifications``)."""
+        return self.notifications
 
     def __repr__(self) -> str:
         return (

@@ -21,8 +21,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from billingkit.domain.allowances import Allowance, apply_allowance
-from billingkit.domain.allowances import UsageResetPeriod as AllowanceReset
+from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowance
 from billingkit.domain.catalog import Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType

@@ -38,7 +38,6 @@ from billingkit.domain.catalog import (
     BillingCadence,
     Group,
     GroupEntityType,
-    InvoiceCadence,
     Meter,
     Plan,
     Price,
@@ -50,7 +49,7 @@ from billingkit.domain.catalog import (
     PriceUnitType,
     check_price,
 )
-from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod
+from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, QuantityRounding, TierMode
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Status

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import Field, model_validator
 
@@ -59,6 +60,15 @@ class SortCondition(InputModel):
     direction: Literal["asc", "desc"] = "desc"
 
 
+def _takes_value_list(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``list[str]`` or ``list[<a StrEnum>]`` (optionally ``| None``)."""
+    for option in get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,):
+        if get_origin(option) is list:
+            (item,) = get_args(option)
+            return item is str or (isinstance(item, type) and issubclass(item, StrEnum))
+    return False
+
+
 class SearchRequest(InputModel):
     """Common body of ``POST /<resource>/search`` (and the library's ``search`` methods)."""
 
@@ -71,6 +81,20 @@ class SearchRequest(InputModel):
     start_time: UtcDatetime | None = None
     end_time: UtcDatetime | None = None
     expand: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_value_is_a_list(cls, data: Any) -> Any:
+        """A list filter given one value means a list of it: ``subscription_status="active"`` (or
+        ``SubscriptionStatus.ACTIVE``) is ``["active"]``."""
+        if not isinstance(data, dict):
+            return data
+        wrapped = dict(data)
+        for name, value in data.items():
+            info = cls.model_fields.get(name)
+            if isinstance(value, str) and info is not None and _takes_value_list(info.annotation):
+                wrapped[name] = [value]
+        return wrapped
 
     def extra_filters(self) -> list[Filter]:
         """Resource-specific filters; subclasses add theirs."""

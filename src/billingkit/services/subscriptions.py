@@ -23,6 +23,7 @@ Rules (``docs/billing-rules.md`` has worked examples):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -387,6 +388,34 @@ def _periods_from(
     return schedule.first_period(start, end_date=end_date), None, None
 
 
+def _matching_prices(
+    candidates: Sequence[Price], plan_id: str, data: SubscriptionCreate, start: datetime
+) -> list[Price]:
+    """The plan prices a subscription in ``data.currency`` every ``data.billing_period_count``
+    ``data.billing_period`` starting at ``start`` bills, or a ``ValidationError`` against the field
+    that does not match (``currency``, ``billing_period``, ``billing_period_count``, ``start_date``)
+    listing what the plan does offer."""
+    want = (data.currency, data.billing_period, data.billing_period_count)
+    live = [p for p in candidates if p.end_date is None or p.end_date > start]
+    prices = [p for p in live if (p.currency, p.billing_period, p.billing_period_count) == want]
+    if prices:
+        return prices
+    offers = sorted({(p.currency, p.billing_period.value, p.billing_period_count) for p in live})
+    offered = "; it has " + ", ".join(f"{c} {n} x {b}" for c, b, n in offers) if offers else ""
+    asked = f"{data.currency} {data.billing_period_count} x {data.billing_period.value}"
+    if not offers:
+        field = "start_date" if candidates else "plan_id"
+        message = f"plan {plan_id} has no prices in force at {start.isoformat()}"
+    elif all(p.currency != data.currency for p in live):
+        field, message = "currency", f"plan {plan_id} has no prices in {data.currency}"
+    elif all((p.currency, p.billing_period) != want[:2] for p in live):
+        field = "billing_period"
+        message = f"plan {plan_id} has no {data.billing_period.value} prices in {data.currency}"
+    else:
+        field, message = "billing_period_count", f"plan {plan_id} has no prices for {asked}"
+    raise ValidationError(message + offered, field=field)
+
+
 def open_subscription(
     uow: UnitOfWork, ctx: Context, sub: Subscription, reason: BillingReason, snapshot: Snapshot | None = None
 ) -> Subscription:
@@ -459,20 +488,7 @@ def create_subscription(
         timezone=timezone,
         billing_anchor=data.billing_anchor,
     )
-    prices = [
-        p
-        for p in prices_of(uow, PriceEntityType.PLAN, plan.id)
-        if p.currency == data.currency
-        and p.billing_period is data.billing_period
-        and p.billing_period_count == data.billing_period_count
-        and (p.end_date is None or p.end_date > start)
-    ]
-    if not prices:
-        raise ValidationError(
-            f"plan {plan.id} has no {data.billing_period.value} prices in {data.currency} "
-            f"(every {data.billing_period_count} period(s))",
-            field="currency",
-        )
+    prices = _matching_prices(prices_of(uow, PriceEntityType.PLAN, plan.id), plan.id, data, start)
     trial_days = _trial_days(data.trial_period_days, prices)
     if requested is SubscriptionStatus.TRIALING and not trial_days:
         raise ValidationError("a trialing subscription needs trial_period_days", field="subscription_status")

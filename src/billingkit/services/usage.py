@@ -19,7 +19,9 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import Field, field_validator
@@ -44,6 +46,7 @@ __all__ = [
     "MeterUsageRequest",
     "UsageReport",
     "UsageRequest",
+    "UsageWindow",
     "aggregate_usage_batch",
     "usage_by_meter",
     "usage_report",
@@ -90,8 +93,27 @@ class MeterUsageRequest(_Window):
     meter_id: Key
 
 
+@dataclass(frozen=True, slots=True)
+class UsageWindow:
+    """One time bucket of a usage report: ``[window_start, window_end)`` and its value.
+
+    Over REST this is an item of ``results``, where ``window_start`` travels as ``window_size``
+    (the reference's name for it: it holds the bucket's start instant, not a size).
+    """
+
+    window_start: datetime
+    window_end: datetime
+    value: Decimal
+    event_count: int
+
+
 class UsageReport:
-    """A usage result with what it was computed for; ``to_dict()`` is the REST shape."""
+    """A usage result with what it was computed for; ``to_dict()`` is the REST shape.
+
+    ``value``, ``event_count``: the window's total; ``results``: its buckets as
+    :class:`UsageWindow` (``window_size`` buckets only, else empty); ``result``: the full
+    :class:`~billingkit.domain.usage.UsageResult` (groups too).
+    """
 
     __slots__ = ("aggregation", "event_name", "meter_id", "result")
 
@@ -103,9 +125,28 @@ class UsageReport:
         self.aggregation = aggregation
         self.meter_id = meter_id
 
+    @property
+    def value(self) -> Decimal:
+        return self.result.value
+
+    @property
+    def event_count(self) -> int:
+        return self.result.event_count
+
+    @property
+    def results(self) -> tuple[UsageWindow, ...]:
+        return tuple(
+            UsageWindow(bucket.start, bucket.end, bucket.value, bucket.event_count)
+            for bucket in self.result.buckets
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The reference's ``{event_name, type, value, results: [{window_size, value}]}`` plus
-        ``event_count``, ``groups`` and (by meter) ``meter_id``. Values are decimal strings."""
+        ``event_count``, ``groups`` and (by meter) ``meter_id``. Values are decimal strings.
+
+        Wire names: ``type`` is :attr:`aggregation`; ``results[].window_size`` is
+        :attr:`UsageWindow.window_start` (an instant, named as the reference names it) and
+        ``results[].window_end`` is :attr:`UsageWindow.window_end`."""
         body: dict[str, Any] = {
             "event_name": self.event_name,
             "type": str(self.aggregation),
@@ -113,12 +154,12 @@ class UsageReport:
             "event_count": self.result.event_count,
             "results": [
                 {
-                    "window_size": iso(bucket.start),
-                    "window_end": iso(bucket.end),
-                    "value": str(bucket.value),
-                    "event_count": bucket.event_count,
+                    "window_size": iso(window.window_start),
+                    "window_end": iso(window.window_end),
+                    "value": str(window.value),
+                    "event_count": window.event_count,
                 }
-                for bucket in self.result.buckets
+                for window in self.results
             ],
             "groups": [
                 {"group": group.key, "value": str(group.value), "event_count": group.event_count}

@@ -16,7 +16,7 @@ from typing import Any
 from babel.numbers import format_currency
 from pydantic import BaseModel, ConfigDict
 
-from billingkit.domain.periods import BillingPeriod
+from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, PriceSpec, Tier, TierMode, TransformQuantity
 from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import UtcDatetime
@@ -58,13 +58,6 @@ class PriceType(StrEnum):
 class BillingCadence(StrEnum):
     RECURRING = "RECURRING"
     ONETIME = "ONETIME"
-
-
-class InvoiceCadence(StrEnum):
-    """``ADVANCE``: billed at the start of the period it covers; ``ARREAR``: at its end."""
-
-    ARREAR = "ARREAR"
-    ADVANCE = "ADVANCE"
 
 
 class PriceEntityType(StrEnum):
@@ -260,5 +253,6 @@ def check_price(price: Price) -> PriceSpec:
             name = "price_unit_config." + (
                 "price_unit_" + exc.field if exc.field.startswith("tiers") else "amount"
             )
-            raise ValidationError(exc.message, field=name) from None
+            message = exc.message.replace("tiers[", "price_unit_config.price_unit_tiers[")
+            raise ValidationError(message, field=name) from None
         raise
