@@ -39,11 +39,13 @@ from billingkit.errors import (
     InvalidOperation,
     NotFound,
     PermissionDenied,
+    TooManyRequests,
     Unauthorized,
     ValidationError,
     VersionConflict,
 )
 from billingkit.facade import Billing, Scoped
+from billingkit.facade.throttle import LoginThrottle
 from billingkit.facade.worker import Worker
 from billingkit.services.billing_runs import RunReport
 from billingkit.storage.memory import MemoryStorage
@@ -70,6 +72,7 @@ __all__ = [
     "Invoice",
     "InvoiceLineItem",
     "ListQuery",
+    "LoginThrottle",
     "MemoryStorage",
     "Meter",
     "NotFound",
@@ -93,6 +96,7 @@ __all__ = [
     "TaxRate",
     "Tenant",
     "TestClock",
+    "TooManyRequests",
     "Unauthorized",
     "ValidationError",
     "VersionConflict",
