@@ -393,7 +393,7 @@ def start_session(
             raise ValidationError("unknown environment_id", field="environment_id")
     else:
         listed = envs.list(ListQuery.where(type=EnvironmentType.DEVELOPMENT)).items
-        environment_id = min(listed, key=lambda e: e.created_at).id if listed else None
+        environment_id = min(listed, key=lambda e: (e.created_at, e.id)).id if listed else None
     return issue_token(
         secret,
         tenant_id=account.tenant_id,
