@@ -77,3 +77,8 @@ def test_settings_are_checked() -> None:
     assert info.value.retry_after == 20
     custom.succeeded("x")
     custom.attempt("x", T0 + timedelta(seconds=10))
+
+
+def test_keys_are_lowercased_and_bounded() -> None:
+    assert LoginThrottle.key("  Ada@Example.TEST ") == "ada@example.test"
+    assert len(LoginThrottle.key("x" * 1_000_000)) == 320

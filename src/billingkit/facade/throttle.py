@@ -65,7 +65,10 @@ class LoginThrottle:
 
     @staticmethod
     def key(email: str) -> str:
-        return email.strip().lower()
+        """The throttle key of an email: stripped and lowercased. Cut at 320 characters so a
+        huge made-up value cannot bloat the table; no real address is that long (254 at most),
+        so cutting never merges one with another."""
+        return email.strip().lower()[:320]
 
     def attempt(self, key: str, now: datetime) -> None:
         """Start an attempt: raise :class:`TooManyRequests` while ``key`` is locked, else count
