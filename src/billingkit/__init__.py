@@ -92,11 +92,13 @@ from billingkit.errors import (
     InvalidOperation,
     NotFound,
     PermissionDenied,
+    TooManyRequests,
     Unauthorized,
     ValidationError,
     VersionConflict,
 )
 from billingkit.facade import Billing, Scoped
+from billingkit.facade.throttle import LoginThrottle
 from billingkit.facade.worker import Worker
 from billingkit.services.billing_runs import RunReport
 from billingkit.storage.memory import MemoryStorage
@@ -151,6 +153,7 @@ __all__ = [
     "InvoiceStatus",
     "InvoiceType",
     "ListQuery",
+    "LoginThrottle",
     "MemoryStorage",
     "Meter",
     "NotFound",
@@ -190,6 +193,7 @@ __all__ = [
     "Tenant",
     "TestClock",
     "TierMode",
+    "TooManyRequests",
     "Unauthorized",
     "UsageResetPeriod",
     "ValidationError",

@@ -19,6 +19,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "PermissionDenied",
+    "TooManyRequests",
     "Unauthorized",
     "ValidationError",
     "VersionConflict",
@@ -129,6 +130,20 @@ class PayloadTooLarge(BillingError):
 
     code = "payload_too_large"
     http_status = 413
+
+
+class TooManyRequests(BillingError):
+    """Too many failed attempts (sign-in throttling). ``retry_after`` is the number of whole
+    seconds until an attempt is accepted again (the HTTP ``Retry-After`` header)."""
+
+    code = "too_many_requests"
+    http_status = 429
+
+    def __init__(self, message: str, *, retry_after: int, details: Mapping[str, Any] | None = None) -> None:
+        merged = dict(details or {})
+        merged.setdefault("retry_after", retry_after)
+        super().__init__(message, details=merged)
+        self.retry_after = retry_after
 
 
 class InternalError(BillingError):

@@ -10,11 +10,13 @@ from sqlalchemy import text
 from billingkit import (
     Actor,
     Billing,
+    ListQuery,
     NotFound,
     PermissionDenied,
     Role,
     Scoped,
     TestClock,
+    TooManyRequests,
     Unauthorized,
     ValidationError,
 )
@@ -201,3 +203,216 @@ def test_only_the_host_creates_tenants(billing: Billing, setup: BootstrapResult)
     assert env.tenant_id == tenant.id
     with pytest.raises(ValidationError):
         billing.scope(tenant.id).environments.create(name="x", type="qa")
+
+
+# -- acting on keys and accounts needs the roles they hold (issue 13) ----------------------------
+
+
+def _account_count(billing: Billing, scoped: Scoped) -> int:
+    with billing.storage.unit_of_work(scoped.tenant_id, None) as uow:
+        return uow.accounts.list(ListQuery(limit=100)).total
+
+
+def _key_for(billing: Billing, test_env: Scoped, roles: list[str]) -> Scoped:
+    """A scope authenticated by a new service account's key holding ``roles``."""
+    account, _ = test_env.users.create(type="service_account", name="+".join(roles), roles=roles)
+    return billing.authenticate(test_env.api_keys.create(name="k", service_account_id=account.id).api_key)
+
+
+def test_deleting_a_key_needs_every_role_it_holds(
+    billing: Billing, setup: BootstrapResult, owner: Scoped, test_env: Scoped
+) -> None:
+    owner_key = setup.environments[0][1]
+    writer = _key_for(billing, test_env, ["all_writer"])
+    # Listing shows every key's metadata, the owner's too, but never a plain value.
+    listed = {k.id: k for k in writer.api_keys.list().items}
+    assert owner_key.key.id in listed and listed[owner_key.key.id].roles == (Role.SUPER_ADMIN,)
+    assert all(owner_key.api_key not in repr(k) for k in listed.values())
+    with pytest.raises(PermissionDenied, match="super_admin") as info:
+        writer.api_keys.delete(owner_key.key.id)
+    assert info.value.details == {"roles": ["super_admin"]}
+    assert billing.authenticate(owner_key.api_key).actor.roles == (Role.SUPER_ADMIN,)
+    assert test_env.api_keys.list().total == 2
+    # Keys the writer's roles cover: an ingestor's, another writer's, its own.
+    ingestor = test_env.api_keys.create(
+        name="i",
+        service_account_id=test_env.users.create(type="service_account", name="i", roles=["event_ingestor"])[
+            0
+        ].id,
+    )
+    writer.api_keys.delete(ingestor.key.id)
+    own = writer.api_keys.create(name="own")
+    writer.api_keys.delete(own.key.id)
+    with pytest.raises(Unauthorized):
+        billing.authenticate(ingestor.api_key)
+    # Without secret:write no key can be deleted, whatever the roles cover.
+    narrow = _key_for(billing, test_env, ["all_reader"])
+    with pytest.raises(PermissionDenied):
+        narrow.api_keys.delete(own.key.id)
+    assert owner.api_keys.delete(owner_key.key.id).status.value == "archived"  # the owner may
+
+
+def test_issuing_a_key_for_ones_own_account_needs_the_accounts_roles(
+    billing: Billing, test_env: Scoped
+) -> None:
+    account, _ = test_env.users.create(type="service_account", name="w", roles=["all_writer"])
+    writer = billing.authenticate(test_env.api_keys.create(name="w", service_account_id=account.id).api_key)
+    # The account gains super_admin later; the old all_writer key must not mint a super_admin key.
+    with billing.storage.unit_of_work(test_env.tenant_id, None) as uow:
+        uow.accounts.update(account.model_copy(update={"roles": (Role.SUPER_ADMIN,)}))
+        uow.commit()
+    before = test_env.api_keys.list().total
+    with pytest.raises(PermissionDenied, match="super_admin"):
+        writer.api_keys.create(name="escalate")
+    assert test_env.api_keys.list().total == before
+    # Narrowed instead: a key for the account copies the narrower roles, which is fine.
+    with billing.storage.unit_of_work(test_env.tenant_id, None) as uow:
+        uow.accounts.update(account.model_copy(update={"roles": (Role.EVENT_INGESTOR,)}))
+        uow.commit()
+    assert writer.api_keys.create(name="narrow").key.roles == (Role.EVENT_INGESTOR,)
+
+
+def test_reading_accounts(billing: Billing, setup: BootstrapResult, test_env: Scoped) -> None:
+    ingestor = _key_for(billing, test_env, ["event_ingestor"])
+    assert ingestor.users.me().roles == (Role.EVENT_INGESTOR,)  # one's own account: always
+    with pytest.raises(PermissionDenied, match="read on user"):
+        ingestor.users.get(setup.owner.id)
+    reader = _key_for(billing, test_env, ["all_reader"])
+    seen = reader.users.get(setup.owner.id)
+    assert seen.email == "owner@acme.test" and seen.password_hash is None  # never the hash
+    assert test_env.users.get(setup.owner.id).password_hash is None
+    with pytest.raises(NotFound):
+        reader.users.get("user_nope")
+
+
+def test_an_all_writer_cannot_escalate_through_accounts_or_environments(
+    billing: Billing, setup: BootstrapResult, test_env: Scoped
+) -> None:
+    user, password = test_env.users.create(type="user", email="dev@acme.test", roles=["all_writer"])
+    assert password
+    token, _ = billing.login("dev@acme.test", password)
+    writer = billing.authenticate_token(token)
+    accounts_before = _account_count(billing, test_env)
+    for roles in (["super_admin"], ["all_writer", "super_admin"]):
+        with pytest.raises((PermissionDenied, ValidationError)):
+            writer.users.create(type="user", email="boss@acme.test", roles=roles)
+    with pytest.raises(PermissionDenied):
+        writer.users.create(type="service_account", name="root", roles=["super_admin"])
+    with pytest.raises(ValidationError):
+        writer.environments.create(name="qa", type="qa")
+    assert _account_count(billing, test_env) == accounts_before  # refused requests wrote nothing
+    assert test_env.environments.list().total == 2
+    # A new environment grants nothing: the writer's key there copies all_writer, and login still
+    # lands in the tenant's first development environment.
+    staging = writer.environments.create(name="staging", type="development")
+    in_staging = billing.authenticate_token(token, environment_id=staging.id)
+    issued = in_staging.api_keys.create(name="staging key")
+    assert issued.key.roles == (Role.ALL_WRITER,) and issued.key.environment_id == staging.id
+    with pytest.raises(PermissionDenied):
+        in_staging.api_keys.create(name="x", service_account_id=user.id)
+    assert billing.authenticate_token(billing.login("dev@acme.test", password)[0]).environment_id == (
+        setup.environments[0][0].id
+    )
+
+
+def test_an_email_in_two_tenants_neither_blocks_nor_reveals_the_other(
+    billing: Billing, setup: BootstrapResult
+) -> None:
+    other = billing.bootstrap(tenant_name="Other", owner_email="OWNER@acme.test", owner_password="other pass")
+    _, account = billing.login("owner@acme.test", "correct horse")  # no tenant_id needed
+    assert account.id == setup.owner.id and account.password_hash is None
+    assert billing.login("owner@acme.test", "other pass")[1].id == other.owner.id
+    with pytest.raises(Unauthorized):  # not "several tenants": that would reveal the other one
+        billing.login("owner@acme.test", "wrong")
+    with pytest.raises(Unauthorized):
+        billing.login("owner@acme.test", "correct horse", tenant_id=other.tenant.id)
+    same = billing.bootstrap(
+        tenant_name="Same", owner_email="owner@acme.test", owner_password="correct horse"
+    )
+    with pytest.raises(ValidationError) as info:
+        billing.login("owner@acme.test", "correct horse")
+    assert info.value.field == "tenant_id"
+    assert billing.login("owner@acme.test", "correct horse", tenant_id=same.tenant.id)[1].id == same.owner.id
+
+
+# -- sign-in throttling --------------------------------------------------------------------------
+
+
+def _fail(billing: Billing, email: str, times: int) -> None:
+    for _ in range(times):
+        with pytest.raises(Unauthorized):
+            billing.login(email, "wrong password")
+
+
+def test_login_locks_an_email_out_after_five_failures_until_the_promised_time(
+    billing: Billing, setup: BootstrapResult, clock: TestClock
+) -> None:
+    _fail(billing, "owner@acme.test", 5)
+    with pytest.raises(TooManyRequests) as info:
+        billing.login("owner@acme.test", "correct horse")  # even the right password
+    assert info.value.retry_after == 15 * 60 and info.value.http_status == 429
+    assert info.value.code == "too_many_requests" and info.value.details == {"retry_after": 900}
+    clock.advance(seconds=899.5)
+    with pytest.raises(TooManyRequests) as info:
+        billing.login("OWNER@acme.test", "correct horse")  # the key is the lowercased email
+    assert info.value.retry_after == 1
+    clock.advance(seconds=0.5)
+    token, _ = billing.login("owner@acme.test", "correct horse")
+    assert billing.authenticate_token(token).actor.id == setup.owner.id
+
+
+def test_lockouts_grow_until_capped_and_success_resets(
+    billing: Billing, setup: BootstrapResult, clock: TestClock
+) -> None:
+    for expected in (15, 30, 60, 60):
+        _fail(billing, "owner@acme.test", 5)
+        with pytest.raises(TooManyRequests) as info:
+            billing.login("owner@acme.test", "wrong password")
+        assert info.value.retry_after == expected * 60
+        clock.advance(minutes=expected)
+    billing.login("owner@acme.test", "correct horse")  # success forgets the record, level included
+    _fail(billing, "owner@acme.test", 5)
+    with pytest.raises(TooManyRequests) as info:
+        billing.login("owner@acme.test", "correct horse")
+    assert info.value.retry_after == 15 * 60
+    # A success between failures resets the count: 4 + 4 failures lock nothing.
+    clock.advance(minutes=15)
+    _fail(billing, "owner@acme.test", 4)
+    billing.login("owner@acme.test", "correct horse")
+    _fail(billing, "owner@acme.test", 4)
+    billing.login("owner@acme.test", "correct horse")
+
+
+def test_failures_outside_the_window_do_not_add_up(
+    billing: Billing, setup: BootstrapResult, clock: TestClock
+) -> None:
+    _fail(billing, "owner@acme.test", 4)
+    clock.advance(minutes=15)
+    _fail(billing, "owner@acme.test", 4)
+    billing.login("owner@acme.test", "correct horse")
+
+
+def test_unknown_emails_are_throttled_like_known_ones(billing: Billing, setup: BootstrapResult) -> None:
+    _fail(billing, "nobody@acme.test", 5)
+    with pytest.raises(TooManyRequests) as unknown:
+        billing.login("Nobody@Acme.test", "anything")
+    _fail(billing, "owner@acme.test", 5)
+    with pytest.raises(TooManyRequests) as known:
+        billing.login("owner@acme.test", "anything")
+    assert (unknown.value.retry_after, unknown.value.message) == (
+        known.value.retry_after,
+        known.value.message,
+    )
+    # Another email is untouched.
+    other, password = billing.scope(setup.tenant.id).users.create(type="user", email="dev@acme.test")
+    assert password and billing.login("dev@acme.test", password)[1].id == other.id
+
+
+def test_each_billing_object_throttles_on_its_own(
+    billing: Billing, setup: BootstrapResult, clock: TestClock
+) -> None:
+    _fail(billing, "owner@acme.test", 5)
+    with pytest.raises(TooManyRequests):
+        billing.login("owner@acme.test", "correct horse")
+    twin = Billing(billing.storage, clock, token_secret=b"test-secret")
+    assert twin.login("owner@acme.test", "correct horse")[1].email == "owner@acme.test"

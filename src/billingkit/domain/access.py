@@ -29,6 +29,7 @@ __all__ = [
     "Role",
     "Tenant",
     "role_covers",
+    "uncovered_roles",
     "validate_roles",
 ]
 
@@ -75,6 +76,13 @@ def role_covers(roles: Iterable[Role], role: Role) -> bool:
         for entity, actions in ROLES[role].items()
         for action in actions
     )
+
+
+def uncovered_roles(held: Iterable[Role], roles: Iterable[Role]) -> tuple[Role, ...]:
+    """The roles in ``roles`` that ``held`` does not cover. Acting on a key or an account (issuing,
+    deleting) needs every role it holds, the same rule as granting them: empty means allowed."""
+    mine = tuple(held)
+    return tuple(role for role in roles if not role_covers(mine, role))
 
 
 def validate_roles(values: Iterable[str], *, field: str = "roles") -> tuple[Role, ...]:

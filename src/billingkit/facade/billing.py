@@ -17,6 +17,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
 from billingkit.errors import BillingError, ValidationError
 from billingkit.facade.scoped import Scoped
+from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, Storage, UnitOfWork
 from billingkit.services import access
 from billingkit.services.billing_runs import RunReport, bill_claimed
@@ -52,6 +53,7 @@ class Billing:
         token_secret: bytes | str | None = None,
         max_bulk_events: int = DEFAULT_MAX_BULK_EVENTS,
         renewal_notice: timedelta | None = DEFAULT_RENEWAL_NOTICE,
+        login_throttle: LoginThrottle | None = None,
     ) -> None:
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
@@ -71,6 +73,8 @@ class Billing:
         self.renewal_notice = renewal_notice
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._subscribers_lock = threading.Lock()
+        #: Failed sign-ins per email, held by this object only (see ``LoginThrottle``).
+        self.login_throttle = login_throttle or LoginThrottle()
 
     @classmethod
     def from_url(
@@ -134,17 +138,26 @@ class Billing:
         tenant_id: str | None = None,
         environment_id: str | None = None,
     ) -> tuple[str, Account]:
-        """Check a user's password; return a signed session token and the account."""
+        """Check a user's password; return a signed session token and the account.
+
+        Throttled per email (known or not): after 5 failures in 15 minutes every attempt, even
+        with the right password, raises :class:`~billingkit.TooManyRequests` (``retry_after``
+        seconds) until the lockout ends; see ``LoginThrottle`` for the numbers."""
+        now = self.clock.now()
+        key = LoginThrottle.key(email)
+        self.login_throttle.attempt(key, now)
         with self.storage.unit_of_work() as uow:
-            return access.login(
-                uow,
-                email=email,
-                password=password,
-                secret=self._token_secret,
-                now=self.clock.now(),
-                tenant_id=tenant_id,
-                environment_id=environment_id,
+            try:
+                account = access.check_password(uow, email=email, password=password, tenant_id=tenant_id)
+            except ValidationError:
+                # The password matched accounts in several tenants: not a failed password.
+                self.login_throttle.succeeded(key)
+                raise
+            self.login_throttle.succeeded(key)
+            token = access.start_session(
+                uow, account=account, secret=self._token_secret, now=now, environment_id=environment_id
             )
+        return token, account
 
     # -- tenants ---------------------------------------------------------------------------
     def _system_call(self, tenant_id: str, fn: Callable[[UnitOfWork, Context], R]) -> R:

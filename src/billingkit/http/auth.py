@@ -1,7 +1,8 @@
 """Who is calling: ``x-api-key`` or ``Authorization: Bearer <session token>``.
 
 ``X-Environment-ID`` must match an API key's own environment (else 401); a session token may use it
-to pick any environment of its tenant (one it cannot see is 403).
+to pick any environment of its tenant (one it cannot see is 403). An empty or blank header (either
+one) counts as absent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ async def authenticate(
     x_environment_id: Annotated[str | None, Header()] = None,
 ) -> Scoped:
     billing = _billing(request)
+    if x_api_key is not None and not x_api_key.strip():
+        x_api_key = None  # an empty header is no header
     if x_api_key is None and authorization and authorization.lower().startswith("bearer "):
         return billing.authenticate_token(authorization[7:].strip(), environment_id=x_environment_id)
     return billing.authenticate(x_api_key, environment_id=x_environment_id)

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from billingkit.domain.validation import field_path
-from billingkit.errors import BillingError, InternalError, NotFound, ValidationError
+from billingkit.errors import BillingError, InternalError, NotFound, TooManyRequests, ValidationError
 
 log = logging.getLogger("billingkit.http")
 
@@ -23,7 +23,8 @@ __all__ = ["error_response", "install_error_handlers"]
 
 
 def error_response(error: BillingError) -> JSONResponse:
-    return JSONResponse(error.to_dict(), status_code=error.http_status)
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else None
+    return JSONResponse(error.to_dict(), status_code=error.http_status, headers=headers)
 
 
 def _from_request_validation(exc: RequestValidationError) -> ValidationError:

@@ -13,7 +13,8 @@ Scope = dict[str, Any]
 
 
 class BodySizeLimit:
-    """ASGI middleware: rejects bodies larger than ``max_bytes`` by header or while streaming."""
+    """ASGI middleware: rejects bodies larger than ``max_bytes``, by their ``Content-Length`` or,
+    for a body sent without one (chunked), by reading it up to the limit first."""
 
     def __init__(self, app: Any, max_bytes: int) -> None:
         self.app = app
@@ -39,18 +40,40 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+            if name == b"content-length" and value.isdigit():
+                if int(value) > self.max_bytes:
+                    await self._reject(send)
+                    return
+                # The server delivers no more than the declared length.
+                await self.app(scope, receive, send)
+                return
+        # No length given (``Transfer-Encoding: chunked``): read the body up to the limit before
+        # the application runs, so an oversized one is a 413 and reaches no route (nothing is
+        # written). A failure raised from inside the application's receive would surface as a 400.
+        chunks: list[bytes] = []
+        received = 0
+        first: dict[str, Any]
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                first = message  # the client went away: let the application see it
+                break
+            body = message.get("body", b"")
+            received += len(body)
+            if received > self.max_bytes:
                 await self._reject(send)
                 return
-        received = 0
+            chunks.append(body)
+            if not message.get("more_body", False):
+                first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                break
+        replayed = False
 
-        async def limited_receive() -> Any:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise PayloadTooLarge(f"request body exceeds the limit of {self.max_bytes} bytes")
-            return message
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first
+            return await receive()
 
-        await self.app(scope, limited_receive, send)
+        await self.app(scope, replay, send)

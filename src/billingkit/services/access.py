@@ -26,6 +26,7 @@ from billingkit.domain.access import (
     Role,
     Tenant,
     role_covers,
+    uncovered_roles,
     validate_roles,
 )
 from billingkit.domain.credentials import (
@@ -68,6 +69,7 @@ __all__ = [
     "authenticate_api_key",
     "authenticate_token",
     "bootstrap",
+    "check_password",
     "create_account",
     "create_environment",
     "create_tenant",
@@ -77,6 +79,7 @@ __all__ = [
     "list_api_keys",
     "list_environments",
     "login",
+    "start_session",
 ]
 
 Name = Annotated[NonEmptyStr, Field(max_length=255)]
@@ -107,6 +110,18 @@ class IssuedKey:
             "created_at": iso(self.key.created_at),
             "secret": self.key.to_dict(),
         }
+
+
+def _require_covered(ctx: Context, roles: tuple[Role, ...], what: str) -> None:
+    """Acting on a key or an account needs every role it holds (the rule for granting them), so
+    nobody can remove or copy the power of someone above them."""
+    missing = uncovered_roles(ctx.actor.roles, roles)
+    if missing:
+        names = ", ".join(r.value for r in missing)
+        raise PermissionDenied(
+            f"you cannot {what}: it holds {names}, which your roles do not cover",
+            details={"roles": [r.value for r in missing]},
+        )
 
 
 def _tenant_stamp(ctx: Context) -> dict[str, object]:
@@ -215,10 +230,14 @@ def create_account(uow: UnitOfWork, ctx: Context, *, data: AccountCreate) -> tup
 
 
 def get_account(uow: UnitOfWork, ctx: Context, *, account_id: str) -> Account:
+    """An account of the tenant. The caller's own account needs no permission (``users.me``);
+    another one needs ``user:read``. The password hash is never returned."""
+    if account_id != ctx.actor.id:
+        ctx.require("user", Action.READ)
     account = uow.accounts.find(account_id)
     if account is None or account.status is not Status.PUBLISHED:
         raise NotFound(f"user {account_id} not found")
-    return account
+    return account.model_copy(update={"password_hash": None})
 
 
 # -- API keys ----------------------------------------------------------------------------------
@@ -233,7 +252,8 @@ class ApiKeyCreate(InputModel):
 
 def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> IssuedKey:
     """Issue a key in the caller's environment for the caller's own account, or (super admins
-    only) for a service account. The key copies the account's roles now."""
+    only) for a service account. The key copies the account's roles now, so the caller's roles
+    must cover them: an old narrow key cannot mint a key with roles its account gained later."""
     ctx.require("secret", Action.WRITE)
     if data.expires_at is not None and data.expires_at <= ctx.now:
         raise ValidationError("expires_at must be in the future", field="expires_at")
@@ -253,6 +273,7 @@ def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> Issue
             raise InvalidOperation(
                 "the caller has no account; pass service_account_id to issue a key for one"
             )
+    _require_covered(ctx, account.roles, f"issue a key for account {account.id}")
     plain = new_api_key()
     key = ApiKey(
         id=ctx.ids.new("secret"),
@@ -271,22 +292,34 @@ def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> Issue
 
 
 def list_api_keys(uow: UnitOfWork, ctx: Context, *, query: ListQuery) -> Page[ApiKey]:
+    """Every key of the environment, including keys the caller could not delete: an inventory
+    shows what exists. Keys are metadata only (``display_id``, roles, owner); the plain value is
+    never stored, so it cannot be listed."""
     ctx.require("secret", Action.READ)
     return uow.api_keys.list(query)
 
 
 def delete_api_key(uow: UnitOfWork, ctx: Context, *, key_id: str) -> ApiKey:
-    """Revoke a key: it stops authenticating at once."""
+    """Revoke a key: it stops authenticating at once. The caller's roles must cover every role
+    of the key (an ``all_writer`` cannot revoke the owner's ``super_admin`` key)."""
     ctx.require("secret", Action.WRITE)
     key = uow.api_keys.find(key_id)
     if key is None or key.status is not Status.PUBLISHED:
         raise NotFound(f"api key {key_id} not found")
+    _require_covered(ctx, key.roles, f"delete api key {key_id}")
     revoked = key.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
     uow.api_keys.update(revoked)
     return revoked
 
 
 # -- authentication ----------------------------------------------------------------------------
+
+
+def _environment_choice(environment_id: str | None) -> str | None:
+    """An empty or blank ``X-Environment-ID`` is the same as none at all."""
+    if environment_id is None:
+        return None
+    return environment_id.strip() or None
 
 
 def _live_account(uow: UnitOfWork, tenant_id: str, account_id: str) -> Account | None:
@@ -301,7 +334,9 @@ def authenticate_api_key(
 ) -> Principal:
     """Resolve an ``x-api-key`` value. Every failure is :class:`Unauthorized`: missing,
     malformed, unknown, expired or deleted keys, keys of deleted accounts, and a key used against
-    another environment (``environment_id`` names one other than the key's)."""
+    another environment (``environment_id`` names one other than the key's; empty counts as
+    absent)."""
+    environment_id = _environment_choice(environment_id)
     if not api_key:
         raise Unauthorized("missing API key: send it in the x-api-key header")
     if not is_well_formed_api_key(api_key):
@@ -321,6 +356,53 @@ def authenticate_api_key(
     return Principal(tenant_id=key.tenant_id, environment_id=key.environment_id, actor=actor)
 
 
+def check_password(uow: UnitOfWork, *, email: str, password: str, tenant_id: str | None = None) -> Account:
+    """The user account ``email`` and ``password`` name, else :class:`Unauthorized`.
+
+    The password is checked against the email's user account in every tenant (or in ``tenant_id``);
+    only a match counts, so an email that also exists in another tenant neither blocks its owner
+    nor reveals the other account. Two tenants matching the same password need ``tenant_id``.
+    An unknown email costs one password hash too, so timing does not tell which emails exist.
+    The account is returned without its password hash."""
+    candidates = [
+        a
+        for a in uow.find_accounts_by_email(email)
+        if a.type is AccountType.USER and a.password_hash and (tenant_id is None or a.tenant_id == tenant_id)
+    ]
+    if not candidates:
+        hash_password(password)
+        raise Unauthorized("invalid email or password")
+    matched = [a for a in candidates if a.password_hash and verify_password(password, a.password_hash)]
+    if not matched:
+        raise Unauthorized("invalid email or password")
+    if len(matched) > 1:
+        raise ValidationError("this email has accounts in several tenants; pass tenant_id", field="tenant_id")
+    return matched[0].model_copy(update={"password_hash": None})
+
+
+def start_session(
+    uow: UnitOfWork, *, account: Account, secret: bytes, now: datetime, environment_id: str | None = None
+) -> str:
+    """A session token for ``account`` (whose password was checked). The token's
+    ``environment_id`` claim is the given environment or the tenant's first development one."""
+    envs = uow.for_scope(account.tenant_id, None).environments
+    environment_id = _environment_choice(environment_id)
+    if environment_id is not None:
+        env = envs.find(environment_id)
+        if env is None or env.status is not Status.PUBLISHED:
+            raise ValidationError("unknown environment_id", field="environment_id")
+    else:
+        listed = envs.list(ListQuery.where(type=EnvironmentType.DEVELOPMENT)).items
+        environment_id = min(listed, key=lambda e: (e.created_at, e.id)).id if listed else None
+    return issue_token(
+        secret,
+        tenant_id=account.tenant_id,
+        user_id=account.id,
+        environment_id=environment_id,
+        now=now,
+    )
+
+
 def login(
     uow: UnitOfWork,
     *,
@@ -331,33 +413,9 @@ def login(
     tenant_id: str | None = None,
     environment_id: str | None = None,
 ) -> tuple[str, Account]:
-    """Check a user's password and issue a session token. The token's ``environment_id`` claim
-    is the given environment or the tenant's first development environment."""
-    candidates = [
-        a
-        for a in uow.find_accounts_by_email(email)
-        if a.type is AccountType.USER and (tenant_id is None or a.tenant_id == tenant_id)
-    ]
-    if len(candidates) > 1:
-        raise ValidationError("this email has accounts in several tenants; pass tenant_id", field="tenant_id")
-    account = candidates[0] if candidates else None
-    if account is None or not account.password_hash or not verify_password(password, account.password_hash):
-        raise Unauthorized("invalid email or password")
-    envs = uow.for_scope(account.tenant_id, None).environments
-    if environment_id is not None:
-        env = envs.find(environment_id)
-        if env is None or env.status is not Status.PUBLISHED:
-            raise ValidationError("unknown environment_id", field="environment_id")
-    else:
-        listed = envs.list(ListQuery.where(type=EnvironmentType.DEVELOPMENT)).items
-        environment_id = min(listed, key=lambda e: e.created_at).id if listed else None
-    token = issue_token(
-        secret,
-        tenant_id=account.tenant_id,
-        user_id=account.id,
-        environment_id=environment_id,
-        now=now,
-    )
+    """:func:`check_password` then :func:`start_session` (no throttling: ``Billing.login`` adds it)."""
+    account = check_password(uow, email=email, password=password, tenant_id=tenant_id)
+    token = start_session(uow, account=account, secret=secret, now=now, environment_id=environment_id)
     return token, account
 
 
@@ -370,7 +428,9 @@ def authenticate_token(
     environment_id: str | None = None,
 ) -> Principal:
     """Resolve a ``Bearer`` session token. ``environment_id`` (the ``X-Environment-ID`` header)
-    selects another environment of the same tenant; one of another tenant is ``PermissionDenied``."""
+    selects another environment of the same tenant (empty counts as absent); one of another tenant
+    is ``PermissionDenied``."""
+    environment_id = _environment_choice(environment_id)
     claims = verify_token(secret, token, now=now)
     account = _live_account(uow, claims.tenant_id, claims.user_id)
     if account is None or account.type is not AccountType.USER:
