@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from billingkit.errors import PayloadTooLarge
+from billingkit.http.observability import log_request_error
 
 __all__ = ["BodySizeLimit"]
 
@@ -19,8 +20,9 @@ class BodySizeLimit:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def _reject(self, send: Any) -> None:
+    async def _reject(self, scope: Scope, send: Any) -> None:
         error = PayloadTooLarge(f"request body exceeds the limit of {self.max_bytes} bytes")
+        log_request_error(scope, error.http_status, error.code)
         body = json.dumps(error.to_dict()).encode()
         await send(
             {
@@ -40,7 +42,7 @@ class BodySizeLimit:
             return
         for name, value in scope.get("headers", []):
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._reject(send)
+                await self._reject(scope, send)
                 return
         received = 0
 
