@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from billingkit.facade import Billing
 from billingkit.http.errors import install_error_handlers
 from billingkit.http.limits import BodySizeLimit
 from billingkit.http.metrics import PrometheusMetrics, RequestMetrics
+from billingkit.http.observability import UNMATCHED, RouteLabels
 from billingkit.http.operator import metrics_router
 from billingkit.http.operator import router as operator_router
 from billingkit.http.routes import (
@@ -47,7 +48,16 @@ def build_app(
     )
     app.state.billing = billing
     install_error_handlers(app)
-    app.include_router(operator_router)
+    labels = RouteLabels()  # route templates for metrics and logs (see observability.py)
+    app.state.route_labels = labels
+    for route in app.routes:  # FastAPI's own: the OpenAPI document and the docs page
+        labels.add(getattr(route, "path", UNMATCHED), getattr(route, "methods", None))
+
+    def include(router: APIRouter, prefix: str = "") -> None:
+        app.include_router(router, prefix=prefix)
+        labels.add_router(router, prefix)
+
+    include(operator_router)
     # price_units before prices: "/prices/units" must not be taken for a price id.
     routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
     for module in (
@@ -61,7 +71,7 @@ def build_app(
         subscriptions,
         invoices,
     ):
-        app.include_router(module.router, prefix="/v1")
+        include(module.router, "/v1")
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:
         # Outermost, so it also counts what the size limit rejects; the observer feeds the
@@ -69,6 +79,6 @@ def build_app(
         exported = PrometheusMetrics()
         billing.observe(exported)
         app.state.metrics = exported
-        app.include_router(metrics_router)
+        include(metrics_router)
         app.add_middleware(RequestMetrics, metrics=exported)
     return app

@@ -40,9 +40,7 @@ class PrometheusMetrics(BillingObserver):
             labels,
             registry=self.registry,
         )
-        self.ingested = Counter(
-            "billingkit_events_ingested", "Usage events stored.", registry=self.registry
-        )
+        self.ingested = Counter("billingkit_events_ingested", "Usage events stored.", registry=self.registry)
         self.duplicates = Counter(
             "billingkit_events_duplicate",
             "Usage events sent again (already stored, or repeated in a batch): not stored again.",

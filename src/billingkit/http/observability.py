@@ -4,13 +4,15 @@ log line per error response (logger ``billingkit.http``)."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
-from starlette.routing import Match
+from fastapi import APIRouter
+from starlette.routing import compile_path, get_route_path
 
 from billingkit.logfields import log_fields
 
-__all__ = ["UNMATCHED", "log_request_error", "route_label"]
+__all__ = ["UNMATCHED", "RouteLabels", "log_request_error", "route_label"]
 
 log = logging.getLogger("billingkit.http")
 
@@ -19,19 +21,45 @@ log = logging.getLogger("billingkit.http")
 UNMATCHED = "unmatched"
 
 
+class RouteLabels:
+    """The application's route templates with their full prefixes, in routing order.
+
+    Labels come from matching the request path against these templates ourselves rather than
+    from the router's choice (which FastAPI records without the ``include_router`` prefix), so a
+    request answered before routing (a body over the size limit) gets its route's label too.
+    """
+
+    def __init__(self) -> None:
+        self._routes: list[tuple[re.Pattern[str], frozenset[str], str]] = []
+
+    def add(self, template: str, methods: set[str] | frozenset[str] | None) -> None:
+        regex, _, _ = compile_path(template)
+        self._routes.append((regex, frozenset(methods or ()), template))
+
+    def add_router(self, router: APIRouter, prefix: str = "") -> None:
+        for route in router.routes:
+            path = getattr(route, "path", None)
+            if isinstance(path, str):
+                self.add(prefix + path, getattr(route, "methods", None))
+
+    def label(self, method: str, path: str) -> str:
+        """The template of the route serving ``method path``; a template whose path matches but
+        whose methods do not (a 405) when none serves it; else :data:`UNMATCHED`."""
+        other_method = None
+        for regex, methods, template in self._routes:
+            if regex.match(path):
+                if method in methods or (method == "HEAD" and "GET" in methods):
+                    return template
+                other_method = other_method or template
+        return other_method or UNMATCHED
+
+
 def route_label(scope: dict[str, Any]) -> str:
-    """The route template (``/v1/customers/{id}``), never the raw path. The router records the
-    route it picked; a request answered before routing (a body over the size limit) is matched
-    here against the application's routes."""
-    route = scope.get("route")
-    if route is None:
-        for candidate in getattr(scope.get("app"), "routes", ()):
-            match, _ = candidate.matches(scope)
-            if match is not Match.NONE:
-                route = candidate
-                break
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) else UNMATCHED
+    """The route template of a request (``/v1/customers/{customer_id}``), never its raw path."""
+    labels = getattr(getattr(scope.get("app"), "state", None), "route_labels", None)
+    if not isinstance(labels, RouteLabels):
+        return UNMATCHED
+    return labels.label(str(scope.get("method", "")), get_route_path(scope))
 
 
 def log_request_error(

@@ -67,9 +67,7 @@ def _create_engine(url: str, backend: str, kwargs: dict[str, Any]) -> Engine:
                 f"PostgreSQL needs the psycopg driver ({exc.name} is not installed): "
                 "pip install 'billingkit[postgres]'"
             ) from exc
-        raise ConfigurationError(
-            f"the database driver for {backend} is not installed ({exc.name})"
-        ) from exc
+        raise ConfigurationError(f"the database driver for {backend} is not installed ({exc.name})") from exc
 
 
 class SqlStorage:
