@@ -123,3 +123,13 @@ def test_a_failed_billing_run_logs_an_error_line_with_the_exception(
     (record,) = [r for r in caplog.records if r.name == "billingkit.billing_run"]
     assert (record.levelno, record.status, record.error) == (logging.ERROR, "failed", "InternalError")
     assert record.exc_info is not None
+
+
+def test_from_env_warns_when_no_token_secret_is_configured(caplog: pytest.LogCaptureFixture) -> None:
+    Billing.from_env({}).close()
+    assert [r.levelno for r in caplog.records if "BILLINGKIT_TOKEN_SECRET is not set" in r.getMessage()] == [
+        logging.WARNING
+    ]
+    caplog.clear()
+    Billing.from_env({"BILLINGKIT_TOKEN_SECRET": "s3cret"}).close()
+    assert "BILLINGKIT_TOKEN_SECRET" not in caplog.text

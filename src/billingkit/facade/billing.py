@@ -100,7 +100,12 @@ class Billing:
         ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts)."""
         env = os.environ if environ is None else environ
         url = env.get("BILLINGKIT_DATABASE_URL")
-        secret = env.get("BILLINGKIT_TOKEN_SECRET")
+        secret = env.get("BILLINGKIT_TOKEN_SECRET") or None
+        if secret is None:
+            log.warning(
+                "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
+                "secret and stop working when this Billing is closed or the process restarts"
+            )
         if url:
             return cls.from_url(url, token_secret=secret)
         return cls(token_secret=secret)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter
-from starlette.routing import compile_path, get_route_path
+from starlette.routing import compile_path
 
 from billingkit.logfields import log_fields
 
@@ -54,16 +55,25 @@ class RouteLabels:
         return other_method or UNMATCHED
 
 
-def route_label(scope: dict[str, Any]) -> str:
+def route_label(scope: Mapping[str, Any]) -> str:
     """The route template of a request (``/v1/customers/{customer_id}``), never its raw path."""
     labels = getattr(getattr(scope.get("app"), "state", None), "route_labels", None)
     if not isinstance(labels, RouteLabels):
         return UNMATCHED
-    return labels.label(str(scope.get("method", "")), get_route_path(scope))
+    return labels.label(str(scope.get("method", "")), _route_path(scope))
+
+
+def _route_path(scope: Mapping[str, Any]) -> str:
+    """The path the router matches: without the ``root_path`` a proxy mounted the app under."""
+    path = str(scope.get("path", ""))
+    root = str(scope.get("root_path", ""))
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :]
+    return path
 
 
 def log_request_error(
-    scope: dict[str, Any], status: int, code: str, exc: BaseException | None = None
+    scope: Mapping[str, Any], status: int, code: str, exc: BaseException | None = None
 ) -> None:
     """``event=request_error method=... route=... status=... code=...``: INFO for 4xx, ERROR with
     the exception (and its traceback) for 5xx. The response never carries the exception."""

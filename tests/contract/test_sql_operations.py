@@ -1,7 +1,9 @@
-"""``SqlStorage.ping`` on a database that does not answer, and a missing PostgreSQL driver."""
+"""``SqlStorage`` operations: ``ping`` on a database that does not answer, a missing PostgreSQL
+driver, quiet migrations."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import sys
@@ -54,3 +56,15 @@ def test_a_postgres_url_without_the_driver_names_the_extra() -> None:
         "configuration_error PostgreSQL needs the psycopg driver (psycopg is not installed): "
         "pip install 'billingkit[postgres]'"
     )
+
+
+def test_auto_migration_is_quiet_at_info_unless_alembic_is_asked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        SqlStorage.from_url(f"sqlite:///{tmp_path / 'quiet.db'}").close()
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("alembic")] == []
+    assert logging.getLogger("alembic").level == logging.NOTSET  # left as it was found
+    with caplog.at_level(logging.INFO, logger="alembic"):
+        SqlStorage.from_url(f"sqlite:///{tmp_path / 'loud.db'}").close()
+    assert any("Running upgrade" in r.getMessage() for r in caplog.records if r.name.startswith("alembic"))
