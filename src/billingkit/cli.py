@@ -1,7 +1,9 @@
 """``billingkit serve | worker | migrate | bootstrap``.
 
 The CLI is the only part besides :meth:`Billing.from_env` that reads the process environment:
-``BILLINGKIT_DATABASE_URL`` and ``BILLINGKIT_TOKEN_SECRET`` (see docs/configuration.md).
+``BILLINGKIT_DATABASE_URL``, ``BILLINGKIT_TOKEN_SECRET``, ``BILLINGKIT_HOST``, ``BILLINGKIT_PORT``,
+``BILLINGKIT_LOG_LEVEL`` and ``BILLINGKIT_WORKER_*`` (see docs/configuration.md). A flag given on the
+command line wins over its variable.
 """
 
 from __future__ import annotations
@@ -9,25 +11,126 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import TypeVar
 
 from billingkit.errors import BillingError
 
 DEFAULT_DATABASE_URL = "sqlite:///billingkit.db"
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+NO_TOKEN_SECRET = (
+    "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random secret and "
+    "stop working when the process restarts (and differ between processes)"
+)
+
+log = logging.getLogger("billingkit.cli")
+T = TypeVar("T")
+
+
+class UsageError(Exception):
+    """A setting given in the environment cannot be used (exit code 2, like a bad flag)."""
+
+
+# -- settings: flag, else environment variable, else default ------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError("must be between 0 and 65535")
+    return value
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().lower()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _setting(flag: T | None, variable: str, parse: Callable[[str], T], default: T) -> T:
+    if flag is not None:
+        return flag
+    raw = os.environ.get(variable, "")
+    if raw == "":
+        return default
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise UsageError(f"{variable}={raw!r}: {exc}") from None
+
+
+def _flag_type(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """``parse`` for argparse: its ValueError message becomes argparse's error text."""
+
+    def checked(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+    checked.__name__ = parse.__name__.strip("_")
+    return checked
 
 
 def _database_url(args: argparse.Namespace) -> str:
     return str(args.database_url or os.environ.get("BILLINGKIT_DATABASE_URL") or DEFAULT_DATABASE_URL)
 
 
+def _token_secret() -> str | None:
+    return os.environ.get("BILLINGKIT_TOKEN_SECRET") or None
+
+
 def _billing(args: argparse.Namespace, *, migrate: bool | None = None):  # type: ignore[no-untyped-def]
     from billingkit.facade import Billing
 
-    return Billing.from_url(
-        _database_url(args), migrate=migrate, token_secret=os.environ.get("BILLINGKIT_TOKEN_SECRET")
+    return Billing.from_url(_database_url(args), migrate=migrate, token_secret=_token_secret())
+
+
+def _configure_logging(level: str) -> None:
+    """Log lines go to stderr, one per line. Alembic's own INFO lines (each migration applied)
+    appear only at ``debug``; otherwise billingkit keeps them quiet (see schema.upgrade)."""
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
     )
+    if level == "debug":
+        logging.getLogger("alembic").setLevel(logging.INFO)
+
+
+def _worker_settings(args: argparse.Namespace) -> tuple[float, int]:
+    interval = _setting(args.interval, "BILLINGKIT_WORKER_INTERVAL", _positive_float, 60.0)
+    batch_size = _setting(args.batch_size, "BILLINGKIT_WORKER_BATCH_SIZE", _positive_int, 500)
+    return interval, batch_size
+
+
+# -- commands --------------------------------------------------------------------------------------
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -60,31 +163,40 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
+
+        from billingkit.http import create_app
     except ModuleNotFoundError:
-        print("billingkit serve needs the 'http' extra: pip install 'billingkit[http]'", file=sys.stderr)
+        print(
+            "error: billingkit serve needs the 'http' extra: pip install 'billingkit[http]'", file=sys.stderr
+        )
         return 2
     from billingkit.facade.worker import Worker
-    from billingkit.http import create_app
 
+    host = _setting(args.host, "BILLINGKIT_HOST", str, "127.0.0.1")
+    port = _setting(args.port, "BILLINGKIT_PORT", _port, 8080)
+    run_worker = _setting(args.worker, "BILLINGKIT_WORKER_ENABLED", _boolean, True)
+    interval, batch_size = _worker_settings(args)
+    if _token_secret() is None:
+        log.warning(NO_TOKEN_SECRET)
     billing = _billing(args)
-    worker = None if args.no_worker else Worker(billing, interval=args.interval).start()
+    worker = Worker(billing, interval=interval, batch_size=batch_size).start() if run_worker else None
     try:
-        uvicorn.run(create_app(billing), host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(create_app(billing), host=host, port=port, log_level=args.log_level)
     finally:
         if worker is not None:
             worker.stop()
+        billing.close()
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    import logging
     import signal
 
     from billingkit.facade.worker import Worker
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    interval, batch_size = _worker_settings(args)
     billing = _billing(args)
-    worker = Worker(billing, interval=args.interval)
+    worker = Worker(billing, interval=interval, batch_size=batch_size)
     if args.once:
         report = worker.tick()
         billing.close()
@@ -103,35 +215,66 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- parser ----------------------------------------------------------------------------------------
+
+
+def _version() -> str:
+    try:
+        return version("billingkit")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="billingkit", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"billingkit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def with_db(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         p.add_argument(
             "--database-url",
             help=f"SQLAlchemy URL (default: $BILLINGKIT_DATABASE_URL or {DEFAULT_DATABASE_URL})",
         )
+        p.add_argument(
+            "--log-level",
+            type=_flag_type(_log_level),
+            help=f"{', '.join(LOG_LEVELS)} (default: $BILLINGKIT_LOG_LEVEL or info)",
+        )
         return p
 
-    serve = with_db(sub.add_parser("serve", help="run the REST adapter"))
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--log-level", default="info")
-    serve.add_argument("--interval", type=float, default=60.0, help="seconds between billing runs")
-    serve.add_argument("--no-worker", action="store_true", help="do not run due billing in the background")
+    def worker_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--interval",
+            type=_flag_type(_positive_float),
+            help="seconds between billing runs (default: $BILLINGKIT_WORKER_INTERVAL or 60)",
+        )
+        p.add_argument(
+            "--batch-size",
+            type=_flag_type(_positive_int),
+            help="subscriptions billed per transaction (default: $BILLINGKIT_WORKER_BATCH_SIZE or 500)",
+        )
+
+    serve = common(sub.add_parser("serve", help="run the REST adapter"))
+    serve.add_argument("--host", help="address to listen on (default: $BILLINGKIT_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=_flag_type(_port), help="port (default: $BILLINGKIT_PORT or 8080)")
+    worker_options(serve)
+    serve.add_argument(
+        "--worker",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run due billing in the background (default: $BILLINGKIT_WORKER_ENABLED or true)",
+    )
     serve.set_defaults(func=cmd_serve)
 
-    worker = with_db(sub.add_parser("worker", help="run due billing in a loop"))
-    worker.add_argument("--interval", type=float, default=60.0, help="seconds between billing runs")
+    worker = common(sub.add_parser("worker", help="run due billing in a loop"))
+    worker_options(worker)
     worker.add_argument("--once", action="store_true", help="one run, print what it did, exit")
-    worker.add_argument("--log-level", default="info")
     worker.set_defaults(func=cmd_worker)
 
-    migrate = with_db(sub.add_parser("migrate", help="apply database migrations"))
+    migrate = common(sub.add_parser("migrate", help="apply database migrations"))
     migrate.set_defaults(func=cmd_migrate)
 
-    boot = with_db(sub.add_parser("bootstrap", help="create a tenant with test and production keys"))
+    boot = common(sub.add_parser("bootstrap", help="create a tenant with test and production keys"))
     boot.add_argument("--tenant-name", default="Default")
     boot.add_argument("--owner-email", default="owner@example.com")
     boot.add_argument("--owner-password", default=None)
@@ -143,7 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        args.log_level = _setting(args.log_level, "BILLINGKIT_LOG_LEVEL", _log_level, "info")
+        _configure_logging(args.log_level)
         return int(args.func(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except BillingError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 1

@@ -13,12 +13,14 @@ from typing import Any, ClassVar
 __all__ = [
     "AlreadyExists",
     "BillingError",
+    "ConfigurationError",
     "IdempotencyConflict",
     "InternalError",
     "InvalidOperation",
     "NotFound",
     "PayloadTooLarge",
     "PermissionDenied",
+    "ServiceUnavailable",
     "TooManyRequests",
     "Unauthorized",
     "ValidationError",
@@ -150,4 +152,18 @@ class InternalError(BillingError):
     """An unexpected failure. Its message never carries internals."""
 
     code = "internal_error"
+    http_status = 500
+
+
+class ServiceUnavailable(BillingError):
+    """A dependency (the database) does not answer right now; retrying later may work."""
+
+    code = "service_unavailable"
+    http_status = 503
+
+
+class ConfigurationError(BillingError):
+    """The installation or configuration cannot work (e.g. a database driver is not installed)."""
+
+    code = "configuration_error"
     http_status = 500

@@ -212,4 +212,9 @@ class Storage(Protocol):
 
     def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> UnitOfWork: ...
 
+    def ping(self) -> None:
+        """Check that the store answers a trivial query now, without taking locks or writing
+        (readiness probes call it often). :class:`ServiceUnavailable` when it does not."""
+        ...
+
     def close(self) -> None: ...

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 from billingkit import Billing
+from billingkit.cli import _worker_settings, build_parser
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -89,3 +94,105 @@ def test_worker_once_bills_what_is_due_and_a_second_run_bills_nothing(tmp_path: 
     assert sub == []
     billing.close()
     assert sub_id.startswith("subs_")
+
+
+def _cli_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "billingkit.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    done = _cli("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"billingkit {version('billingkit')}"
+
+
+def test_migrate_prints_no_alembic_lines_unless_debug(tmp_path: Path) -> None:
+    quiet = _cli("migrate", "--database-url", f"sqlite:///{tmp_path / 'q.db'}")
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    loud = _cli_env(
+        "migrate", "--database-url", f"sqlite:///{tmp_path / 'l.db'}", BILLINGKIT_LOG_LEVEL="debug"
+    )
+    assert loud.returncode == 0 and "Running upgrade" in loud.stderr
+    # The flag wins over the variable.
+    flagged = _cli_env(
+        "migrate",
+        "--database-url",
+        f"sqlite:///{tmp_path / 'f.db'}",
+        "--log-level",
+        "info",
+        BILLINGKIT_LOG_LEVEL="debug",
+    )
+    assert (flagged.returncode, flagged.stderr) == (0, "")
+
+
+BLOCK_PSYCOPG = "import sys; sys.modules['psycopg'] = None; from billingkit.cli import main; "
+
+
+def test_postgres_without_the_driver_is_one_friendly_line() -> None:
+    for command in ("migrate", "worker --once", "bootstrap"):
+        argv = [*command.split(), "--database-url", "postgresql://postgres@127.0.0.1/x"]
+        done = subprocess.run(
+            [sys.executable, "-c", BLOCK_PSYCOPG + f"raise SystemExit(main({argv!r}))"],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 1, command
+        assert done.stderr == (
+            "error: configuration_error: PostgreSQL needs the psycopg driver (psycopg is not "
+            "installed): pip install 'billingkit[postgres]'\n"
+        ), command
+
+
+def test_worker_log_level_from_the_environment_and_the_flag_wins(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'lv.db'}"
+    assert _cli("migrate", "--database-url", url).returncode == 0
+    default = _cli("worker", "--once", "--database-url", url)
+    assert "event=billing_run status=completed subscriptions=0" in default.stderr
+    quiet = _cli_env("worker", "--once", "--database-url", url, BILLINGKIT_LOG_LEVEL="warning")
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    flag = _cli_env(
+        "worker", "--once", "--database-url", url, "--log-level", "info", BILLINGKIT_LOG_LEVEL="error"
+    )
+    assert "event=billing_run" in flag.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("BILLINGKIT_LOG_LEVEL", "loud", "must be one of debug, info, warning, error, critical"),
+        ("BILLINGKIT_WORKER_BATCH_SIZE", "0", "must be at least 1"),
+        ("BILLINGKIT_WORKER_INTERVAL", "-1", "must be positive"),
+    ],
+)
+def test_a_bad_variable_is_named_in_a_one_line_error(
+    tmp_path: Path, variable: str, value: str, message: str
+) -> None:
+    done = _cli_env(
+        "worker", "--once", "--database-url", f"sqlite:///{tmp_path / 'v.db'}", **{variable: value}
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"error: {variable}={value!r}: {message}\n"
+
+
+def test_worker_settings_come_from_flags_then_variables_then_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parser = build_parser()
+    for name in ("BILLINGKIT_WORKER_INTERVAL", "BILLINGKIT_WORKER_BATCH_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    assert _worker_settings(parser.parse_args(["worker"])) == (60.0, 500)
+    monkeypatch.setenv("BILLINGKIT_WORKER_INTERVAL", "2.5")
+    monkeypatch.setenv("BILLINGKIT_WORKER_BATCH_SIZE", "7")
+    assert _worker_settings(parser.parse_args(["serve"])) == (2.5, 7)
+    assert _worker_settings(parser.parse_args(["worker", "--interval", "9", "--batch-size", "3"])) == (9.0, 3)
+
+
+def test_a_bad_flag_is_an_argparse_error() -> None:
+    done = _cli("worker", "--batch-size", "0")
+    assert done.returncode == 2
+    assert "argument --batch-size: '0': must be at least 1" in done.stderr

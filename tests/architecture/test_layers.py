@@ -66,6 +66,17 @@ def test_layer_directions() -> None:
     assert offenders == []
 
 
+def test_only_the_http_adapter_imports_prometheus() -> None:
+    """The library reports to metrics through BillingObserver; prometheus is the adapter's choice."""
+    offenders = [
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "http" not in path.relative_to(SRC).parts
+        and any(name.split(".")[0] == "prometheus_client" for name in _imports(path))
+    ]
+    assert offenders == []
+
+
 def test_public_surface_is_pinned_and_sorted() -> None:
     assert billingkit.__all__ == sorted(billingkit.__all__)
     assert billingkit.__all__ == [

@@ -6,6 +6,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -16,21 +17,26 @@ from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
 from billingkit.errors import BillingError, ValidationError
+from billingkit.facade.observers import BillingObserver
 from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
+from billingkit.logfields import log_fields
 from billingkit.ports import Clock, Storage, UnitOfWork
 from billingkit.services import access
 from billingkit.services.billing_runs import RunReport, bill_claimed
 from billingkit.services.context import Context
-from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
+from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS, IngestResult
 
 __all__ = ["Billing"]
 
 log = logging.getLogger("billingkit")
+run_log = logging.getLogger("billingkit.billing_run")
 R = TypeVar("R")
 #: Default lead time of the ``subscription.renewal.due`` notification.
 DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 Subscriber = Callable[[NotificationEvent], None]
+#: The notification every finalized (issued) invoice records; observers count these.
+INVOICE_ISSUED = "invoice.update.finalized"
 
 
 class Billing:
@@ -75,6 +81,7 @@ class Billing:
         self._subscribers_lock = threading.Lock()
         #: Failed sign-ins per email, held by this object only (see ``LoginThrottle``).
         self.login_throttle = login_throttle or LoginThrottle()
+        self._observers: tuple[BillingObserver, ...] = ()
 
     @classmethod
     def from_url(
@@ -97,7 +104,12 @@ class Billing:
         ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts)."""
         env = os.environ if environ is None else environ
         url = env.get("BILLINGKIT_DATABASE_URL")
-        secret = env.get("BILLINGKIT_TOKEN_SECRET")
+        secret = env.get("BILLINGKIT_TOKEN_SECRET") or None
+        if secret is None:
+            log.warning(
+                "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
+                "secret and stop working when this Billing is closed or the process restarts"
+            )
         if url:
             return cls.from_url(url, token_secret=secret)
         return cls(token_secret=secret)
@@ -220,6 +232,38 @@ class Billing:
         if batch_size < 1:
             raise ValidationError("batch_size must be at least 1", field="batch_size")
         at = self.clock.now() if now is None else ensure_utc(now, "now")
+        started = time.perf_counter()
+        try:
+            report = self._run_due(at, batch_size, keep_invoices)
+        except Exception as exc:
+            seconds = time.perf_counter() - started
+            log_fields(
+                run_log,
+                logging.ERROR,
+                "billing_run",
+                status="failed",
+                duration_ms=seconds * 1000,
+                error=type(exc).__name__,
+                exc_info=exc,
+            )
+            self._observe(lambda o: o.billing_run(None, seconds=seconds))
+            raise
+        seconds = time.perf_counter() - started
+        log_fields(
+            run_log,
+            logging.WARNING if report.failures else logging.INFO,
+            "billing_run",
+            status="completed",
+            subscriptions=report.subscriptions,
+            invoices=report.invoice_count,
+            notifications=report.notifications,
+            failures=len(report.failures),
+            duration_ms=seconds * 1000,
+        )
+        self._observe(lambda o: o.billing_run(report, seconds=seconds))
+        return report
+
+    def _run_due(self, at: datetime, batch_size: int, keep_invoices: bool) -> RunReport:
         report = RunReport()
         skipped: set[str] = set()
         while True:
@@ -299,7 +343,35 @@ class Billing:
 
         return unsubscribe
 
+    # -- observers -------------------------------------------------------------------------
+    def observe(self, observer: BillingObserver) -> Callable[[], None]:
+        """Call ``observer``'s hooks (events ingested, invoices issued, billing runs) from now on;
+        returns a function that removes it. See :class:`~billingkit.facade.BillingObserver`."""
+        with self._subscribers_lock:
+            self._observers = (*self._observers, observer)
+
+        def remove() -> None:
+            with self._subscribers_lock:
+                self._observers = tuple(o for o in self._observers if o is not observer)
+
+        return remove
+
+    def _observe(self, call: Callable[[BillingObserver], object]) -> None:
+        for observer in self._observers:
+            try:
+                call(observer)
+            except Exception:  # observing must not break billing
+                log.exception("billing observer %r failed", observer)
+
+    def _ingested(self, result: IngestResult) -> None:
+        if self._observers:
+            self._observe(lambda o: o.events_ingested(result))
+
     def _dispatch(self, events: list[NotificationEvent]) -> None:
+        if events and self._observers:
+            issued = sum(1 for e in events if e.event_type == INVOICE_ISSUED)
+            if issued:
+                self._observe(lambda o: o.invoices_issued(issued))
         if not events or not self._subscribers:
             return
         for event in events:
@@ -310,6 +382,10 @@ class Billing:
                     callback(event)
                 except Exception:  # a host callback must not undo a committed change
                     log.exception("notification subscriber failed for %s", event.event_type)
+
+    def ping(self) -> None:
+        """Readiness: the store answers a trivial query (:class:`ServiceUnavailable` if not)."""
+        self.storage.ping()
 
     def close(self) -> None:
         self.storage.close()

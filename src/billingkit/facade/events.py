@@ -36,12 +36,14 @@ class Events:
         input (``ValidationError`` on ``events[i].<field>``). At most ``billing.max_bulk_events``.
         ``evaluate_alerts_immediately`` is recorded on the result (alert evaluation itself
         arrives with usage alerts)."""
-        return self._s.run(
+        result = self._s.run(
             svc.ingest_events,
             events=events,
             max_events=self._s.billing.max_bulk_events,
             evaluate_alerts_immediately=evaluate_alerts_immediately,
         )
+        self._s.billing._ingested(result)
+        return result
 
     def get(self, event_id: str) -> UsageEvent:
         """The stored event with this id, or ``NotFound``."""

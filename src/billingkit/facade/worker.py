@@ -45,12 +45,11 @@ class Worker:
         try:
             report = self.billing.run_due(batch_size=self.batch_size, keep_invoices=False)
         except Exception:  # a runner must outlive a failed run; the next tick retries it
-            log.exception("billing run failed; retrying in %s s", self.interval)
+            # run_due logged the failure with its traceback (billingkit.billing_run).
+            log.warning("billing run failed; retrying in %s s", self.interval)
             return None
         self.runs += 1
         self.last_report = report
-        if report.invoice_count or report.failures:
-            log.info("billing run: %r", report)
         return report
 
     def run(self) -> None:

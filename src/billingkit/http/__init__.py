@@ -16,11 +16,12 @@ __all__ = ["create_app"]
 
 
 def create_app(billing: Billing, **options: Any) -> FastAPI:
-    """Build the REST adapter for ``billing``. Options: ``max_body_bytes`` (default 32 MiB)."""
+    """Build the REST adapter for ``billing``. Options: ``max_body_bytes`` (default 32 MiB),
+    ``metrics`` (default True: ``GET /metrics`` with the app's own Prometheus registry)."""
     try:
         from billingkit.http.app import build_app
     except ModuleNotFoundError as exc:  # pragma: no cover - exercised without the extra
-        if exc.name in ("fastapi", "starlette", "uvicorn", "msgspec"):
+        if exc.name in ("fastapi", "starlette", "uvicorn", "msgspec", "prometheus_client"):
             raise ModuleNotFoundError(
                 "the HTTP adapter needs the 'http' extra: pip install 'billingkit[http]'"
             ) from exc

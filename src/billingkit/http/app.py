@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from billingkit.facade import Billing
 from billingkit.http.errors import install_error_handlers
 from billingkit.http.limits import BodySizeLimit
+from billingkit.http.metrics import PrometheusMetrics, RequestMetrics
+from billingkit.http.observability import UNMATCHED, RouteLabels
+from billingkit.http.operator import metrics_router
+from billingkit.http.operator import router as operator_router
 from billingkit.http.routes import (
     access,
     addons,
@@ -32,7 +36,9 @@ __all__ = ["build_app"]
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
-def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
+def build_app(
+    billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, metrics: bool = True
+) -> FastAPI:
     app = FastAPI(
         title="billingkit",
         version="1.0",
@@ -42,6 +48,16 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     )
     app.state.billing = billing
     install_error_handlers(app)
+    labels = RouteLabels()  # route templates for metrics and logs (see observability.py)
+    app.state.route_labels = labels
+    for route in app.routes:  # FastAPI's own: the OpenAPI document and the docs page
+        labels.add(getattr(route, "path", UNMATCHED), getattr(route, "methods", None))
+
+    def include(router: APIRouter, prefix: str = "") -> None:
+        app.include_router(router, prefix=prefix)
+        labels.add_router(router, prefix)
+
+    include(operator_router)
     # price_units before prices: "/prices/units" must not be taken for a price id.
     routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
     for module in (
@@ -55,6 +71,14 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
         subscriptions,
         invoices,
     ):
-        app.include_router(module.router, prefix="/v1")
+        include(module.router, "/v1")
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    if metrics:
+        # Outermost, so it also counts what the size limit rejects; the observer feeds the
+        # library's counters (events, invoices, billing runs) into this app's own registry.
+        exported = PrometheusMetrics()
+        billing.observe(exported)
+        app.state.metrics = exported
+        include(metrics_router)
+        app.add_middleware(RequestMetrics, metrics=exported)
     return app

@@ -6,7 +6,6 @@ unexpected failures 500 with no internals.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,9 +14,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from billingkit.domain.validation import field_path
-from billingkit.errors import BillingError, InternalError, NotFound, TooManyRequests, ValidationError
-
-log = logging.getLogger("billingkit.http")
+from billingkit.errors import (
+    BillingError,
+    InternalError,
+    NotFound,
+    ServiceUnavailable,
+    TooManyRequests,
+    ValidationError,
+)
+from billingkit.http.observability import log_request_error
 
 __all__ = ["error_response", "install_error_handlers"]
 
@@ -54,26 +59,31 @@ def _from_request_validation(exc: RequestValidationError) -> ValidationError:
     return ValidationError(message, field=path or None, details=details)
 
 
+def _logged(request: Request, error: BillingError, exc: BaseException | None = None) -> JSONResponse:
+    log_request_error(request.scope, error.http_status, error.code, exc)
+    return error_response(error)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(BillingError)
-    async def _billing_error(_: Request, exc: BillingError) -> JSONResponse:
-        if isinstance(exc, InternalError):
-            log.error("internal error: %s", exc.message, exc_info=exc)
-            return error_response(InternalError("An unexpected error occurred"))
-        return error_response(exc)
+    async def _billing_error(request: Request, exc: BillingError) -> JSONResponse:
+        # A 5xx shows no message of its own (it may name internals) except "try again later".
+        if exc.http_status >= 500 and not isinstance(exc, ServiceUnavailable):
+            return _logged(request, InternalError("An unexpected error occurred"), exc)
+        return _logged(request, exc, exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(_from_request_validation(exc))
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _logged(request, _from_request_validation(exc))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
-            return error_response(NotFound("no such route"))
+            return _logged(request, NotFound("no such route"))
         body = {"code": "http_client_error", "http_status_code": exc.status_code, "message": str(exc.detail)}
+        log_request_error(request.scope, exc.status_code, "http_client_error")
         return JSONResponse(body, status_code=exc.status_code)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error")
-        return error_response(InternalError("An unexpected error occurred"))
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        return _logged(request, InternalError("An unexpected error occurred"), exc)

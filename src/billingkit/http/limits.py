@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from billingkit.errors import PayloadTooLarge
+from billingkit.http.observability import log_request_error
 
 __all__ = ["BodySizeLimit"]
 
@@ -20,8 +21,9 @@ class BodySizeLimit:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def _reject(self, send: Any) -> None:
+    async def _reject(self, scope: Scope, send: Any) -> None:
         error = PayloadTooLarge(f"request body exceeds the limit of {self.max_bytes} bytes")
+        log_request_error(scope, error.http_status, error.code)
         body = json.dumps(error.to_dict()).encode()
         await send(
             {
@@ -42,7 +44,7 @@ class BodySizeLimit:
         for name, value in scope.get("headers", []):
             if name == b"content-length" and value.isdigit():
                 if int(value) > self.max_bytes:
-                    await self._reject(send)
+                    await self._reject(scope, send)
                     return
                 # The server delivers no more than the declared length.
                 await self.app(scope, receive, send)
@@ -61,7 +63,7 @@ class BodySizeLimit:
             body = message.get("body", b"")
             received += len(body)
             if received > self.max_bytes:
-                await self._reject(send)
+                await self._reject(scope, send)
                 return
             chunks.append(body)
             if not message.get("more_body", False):

@@ -41,6 +41,9 @@ class MemoryStorage:
     ) -> MemoryUnitOfWork:
         return MemoryUnitOfWork(self, tenant_id, environment_id)
 
+    def ping(self) -> None:
+        """Always answers: the data lives in this process."""
+
     def close(self) -> None:
         """Nothing to release; present so every store has the same shape."""
 

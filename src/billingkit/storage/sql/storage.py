@@ -15,7 +15,7 @@ from sqlalchemy.pool import StaticPool
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
-from billingkit.errors import InternalError, InvalidOperation
+from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
 from billingkit.storage.kinds import KINDS, RepositoryAttributes
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
@@ -57,6 +57,19 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _create_engine(url: str, backend: str, kwargs: dict[str, Any]) -> Engine:
+    """``create_engine``, with a missing database driver reported as the extra to install."""
+    try:
+        return create_engine(url, **kwargs)
+    except ModuleNotFoundError as exc:
+        if backend == "postgresql":
+            raise ConfigurationError(
+                f"PostgreSQL needs the psycopg driver ({exc.name} is not installed): "
+                "pip install 'billingkit[postgres]'"
+            ) from exc
+        raise ConfigurationError(f"the database driver for {backend} is not installed ({exc.name})") from exc
+
+
 class SqlStorage:
     """SQLite or PostgreSQL through SQLAlchemy 2.
 
@@ -85,7 +98,7 @@ class SqlStorage:
                 kwargs["poolclass"] = StaticPool
         else:
             kwargs["pool_pre_ping"] = True
-        engine = create_engine(url, **kwargs)
+        engine = _create_engine(url, parsed.get_backend_name(), kwargs)
         if is_sqlite:
             _configure_sqlite(engine)
         storage = cls(engine)
@@ -109,6 +122,21 @@ class SqlStorage:
 
     def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> SqlUnitOfWork:
         return SqlUnitOfWork(self.engine, tenant_id, environment_id)
+
+    def ping(self) -> None:
+        """``SELECT 1`` on a pooled DBAPI connection: no SQLAlchemy transaction, so SQLite's
+        ``BEGIN IMMEDIATE`` (the write lock) is not taken. The cause is chained, not shown."""
+        try:
+            connection = self.engine.raw_connection()
+            try:
+                cursor = connection.cursor()
+                cursor.execute("SELECT 1")
+                cursor.fetchall()
+                cursor.close()
+            finally:
+                connection.close()
+        except Exception as exc:  # the driver's own errors as well as SQLAlchemy's
+            raise ServiceUnavailable("the database does not answer") from exc
 
     def close(self) -> None:
         self.engine.dispose()

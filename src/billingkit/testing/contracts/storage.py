@@ -336,6 +336,23 @@ class StorageContract:
     """Subclass and provide a ``storage`` fixture returning a fresh, empty store (a class
     method fixture or one from your ``conftest.py``)."""
 
+    # -- readiness -------------------------------------------------------------------------
+    def test_ping_answers_even_while_a_writer_holds_its_transaction(self, storage: Storage) -> None:
+        storage.ping()
+        answered = threading.Event()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.customers.add(sample("customers"))  # an open write transaction, not committed
+
+            def probe() -> None:
+                storage.ping()
+                answered.set()
+
+            thread = threading.Thread(target=probe, daemon=True)
+            thread.start()
+            # A probe that needed the write lock would wait for this transaction to end.
+            assert answered.wait(5), "ping waited for a writer"
+        thread.join()
+
     # -- round trips -----------------------------------------------------------------------
     @pytest.mark.parametrize("kind", sorted(KINDS))
     def test_every_kind_round_trips_exactly(self, storage: Storage, kind: str) -> None:
