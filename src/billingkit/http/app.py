@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from billingkit.facade import Billing
 from billingkit.http.errors import install_error_handlers
 from billingkit.http.limits import BodySizeLimit
+from billingkit.http.openapi import install_openapi
+from billingkit.http.params import check_request_text
 from billingkit.http.routes import (
     access,
     addons,
@@ -39,6 +41,7 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
         openapi_url="/v1/openapi.json",
         docs_url="/v1/docs",
         redoc_url=None,
+        dependencies=[Depends(check_request_text)],
     )
     app.state.billing = billing
     install_error_handlers(app)
@@ -56,5 +59,6 @@ def build_app(billing: Billing, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
         invoices,
     ):
         app.include_router(module.router, prefix="/v1")
+    install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app
