@@ -154,7 +154,9 @@ def _walk(value: Any, path: list[str | int], depth: int, max_text: int) -> None:
 
 def _not_finite(path: list[str | int]) -> None:
     name = field_path(path)
-    raise ValidationError(f"{name or 'value'} must be a finite number (not NaN or Infinity)", field=name or None)
+    raise ValidationError(
+        f"{name or 'value'} must be a finite number (not NaN or Infinity)", field=name or None
+    )
 
 
 class InputModel(BaseModel):

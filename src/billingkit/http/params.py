@@ -13,7 +13,17 @@ from billingkit.domain.validation import check_storable, text_problem, unstorabl
 from billingkit.errors import NotFound
 from billingkit.services.search import SortCondition
 
-__all__ = ["Expand", "Limit", "Offset", "Order", "SortField", "StatusParam", "check_request_text", "csv_list", "sort_by"]
+__all__ = [
+    "Expand",
+    "Limit",
+    "Offset",
+    "Order",
+    "SortField",
+    "StatusParam",
+    "check_request_text",
+    "csv_list",
+    "sort_by",
+]
 
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
