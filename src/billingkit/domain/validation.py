@@ -267,7 +267,10 @@ def _utc(value: datetime) -> datetime:
         return value
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("datetime must be timezone-aware (naive datetimes are ambiguous)")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise ValueError("datetime is outside the supported range (years 1-9999 in UTC)") from None
 
 
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

@@ -44,7 +44,7 @@ from billingkit.domain.validation import (
     Email,
     InputModel,
     Metadata,
-    NonEmptyStr,
+    Name,
     UtcDatetime,
     parse_input,
 )
@@ -78,8 +78,6 @@ __all__ = [
     "list_environments",
     "login",
 ]
-
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 
 
 @dataclass(frozen=True, slots=True)
