@@ -240,7 +240,9 @@ def test_non_finite_json_numbers_are_400_anywhere(
 
 
 @pytest.mark.parametrize("instant", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
-def test_instants_outside_utc_years_are_400(client: TestClient, test_key: dict[str, str], instant: str) -> None:
+def test_instants_outside_utc_years_are_400(
+    client: TestClient, test_key: dict[str, str], instant: str
+) -> None:
     for path in ("/v1/entitlements/search", "/v1/customers/search"):
         _field_error(client.post(path, json={"start_time": instant}, headers=test_key), "start_time")
 

@@ -7,7 +7,7 @@ fails the run when it is a 5xx, or when its status, content type or body is not 
 document says for that operation. Generation is derandomised and not shrunk, so CI sends the same
 requests every time.
 
-``FUZZ_EXAMPLES`` (environment, default 3) sets the number of examples per operation and mode,
+``FUZZ_EXAMPLES`` (environment, default 2) sets the number of examples per operation and mode,
 for a longer local run: ``FUZZ_EXAMPLES=50 pytest tests/http/test_openapi_fuzz.py``;
 ``FUZZ_STORES`` picks the stores (default ``sqlite,postgres``; ``memory`` works too).
 """
@@ -36,7 +36,7 @@ from billingkit.http import create_app
 from tests.conftest import make_storage
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "3"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "2"))
 FUZZ_STORES = os.environ.get("FUZZ_STORES", "sqlite,postgres").split(",")
 MODES = (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
 
