@@ -13,9 +13,10 @@ from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from billingkit.domain.resources import Status
+from billingkit.domain.validation import MAX_OFFSET, MAX_TEXT, check_storable
 from billingkit.errors import ValidationError
 
-__all__ = ["MAX_LIMIT", "Filter", "ListQuery", "Op", "Page", "Sort"]
+__all__ = ["MAX_LIMIT", "MAX_OFFSET", "Filter", "ListQuery", "Op", "Page", "Sort"]
 
 T = TypeVar("T")
 DEFAULT_LIMIT = 50
@@ -52,7 +53,12 @@ class Sort:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    """What to list. ``status=None`` lists every lifecycle status."""
+    """What to list. ``status=None`` lists every lifecycle status.
+
+    ``limit`` is 1..1000 and ``offset`` 0..2**31-1; filter fields, sort fields and filter values
+    must be text a database can compare (no NUL, no lone surrogate, values at most 4000
+    characters, numbers finite); else a ``ValidationError`` naming the field.
+    """
 
     filters: tuple[Filter, ...] = ()
     sort: tuple[Sort, ...] = (Sort("created_at"),)
@@ -63,8 +69,13 @@ class ListQuery:
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:
             raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-        if self.offset < 0:
-            raise ValidationError("offset must not be negative", field="offset")
+        if not 0 <= self.offset <= MAX_OFFSET:
+            raise ValidationError(f"offset must be between 0 and {MAX_OFFSET}", field="offset")
+        for index, flt in enumerate(self.filters):
+            check_storable(flt.field, f"filters[{index}].field", max_text=100)
+            check_storable(flt.value, f"filters[{index}].value", max_text=MAX_TEXT)
+        for index, order in enumerate(self.sort):
+            check_storable(order.field, f"sort[{index}].field", max_text=100)
 
     @classmethod
     def where(cls, **equals: Any) -> ListQuery:

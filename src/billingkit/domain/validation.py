@@ -7,44 +7,184 @@ library and of the HTTP adapter see the same error.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
+from math import isfinite
 from typing import Annotated, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pydantic
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from billingkit.domain.money import normalize_currency, parse_decimal
 from billingkit.errors import ValidationError
 
 __all__ = [
     "INT32_MAX",
+    "MAX_FILTER_TEXT",
+    "MAX_KEY",
+    "MAX_NAME",
+    "MAX_OFFSET",
+    "MAX_TEXT",
     "CurrencyCode",
     "DecimalText",
+    "Description",
     "Email",
+    "Identifier",
     "InputModel",
     "Int32",
+    "Key",
     "Metadata",
+    "Name",
     "NonEmptyStr",
     "TimeZoneName",
     "UtcDatetime",
+    "check_storable",
     "ensure_utc",
     "field_path",
     "parse_enum",
     "parse_input",
+    "text_problem",
+    "unstorable_text",
 ]
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class InputModel(BaseModel):
-    """Base of request models: unknown fields are ignored (clients send extras), values stripped."""
+#: The largest integer a stored integer column holds on every store (PostgreSQL ``integer``).
+INT32_MAX = 2**31 - 1
+#: The largest ``offset`` a list, search or event query accepts (every store's integers hold it).
+MAX_OFFSET = INT32_MAX
+#: Names (of plans, customers, meters...): at most this many characters.
+MAX_NAME = 255
+#: Lookup keys, codes, external ids and ids given in bodies: at most this many characters.
+MAX_KEY = 255
+#: Descriptions and any other free text without a narrower limit: at most this many characters.
+MAX_TEXT = 4000
+#: A string a search filter compares with (``eq``, ``contains``... and each ``in`` item).
+MAX_FILTER_TEXT = 1000
+_MAX_DEPTH = 32
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, frozen=True)
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unstorable_text(text: str) -> bool:
+    """Whether no database can store or compare ``text`` (a NUL or a lone surrogate)."""
+    return "\x00" in text or not (text.isascii() or _is_utf8(text))
+
+
+def text_problem(text: str) -> str:
+    """Why :func:`unstorable_text` refused ``text``."""
+    if "\x00" in text:
+        return "must not contain the NUL character (\\u0000)"
+    return "must be valid Unicode text (it contains an unpaired surrogate)"
+
+
+def _shown(key: str) -> str:
+    """A name as shown in an error path: JSON-escaped when it cannot be shown as it is."""
+    return json.dumps(key)[1:-1] if unstorable_text(key) else key
+
+
+def check_storable(value: Any, field: str = "", *, max_text: int = MAX_TEXT) -> None:
+    """Refuse what no store can hold, anywhere in ``value`` (dict keys and values, lists, at any
+    depth): text with a NUL or a lone surrogate, text over ``max_text`` characters, non-finite
+    numbers (NaN, Infinity, as floats or Decimals), nesting deeper than 32 levels.
+
+    Raises :class:`~billingkit.errors.ValidationError` naming the offending ``field`` path
+    (``metadata.region``, ``items[2].name``). Every input model runs it on its raw input.
+    """
+    _walk(value, [field] if field else [], 0, max_text)
+
+
+def _walk(value: Any, path: list[str | int], depth: int, max_text: int) -> None:
+    if isinstance(value, str):
+        if unstorable_text(value):
+            name = field_path(path)
+            raise ValidationError(f"{name or 'value'} {text_problem(value)}", field=name or None)
+        if len(value) > max_text:
+            name = field_path(path)
+            raise ValidationError(
+                f"{name or 'value'} is longer than {max_text} characters", field=name or None
+            )
+    elif isinstance(value, float):
+        if not isfinite(value):
+            _not_finite(path)
+    elif isinstance(value, Decimal):
+        if not value.is_finite():
+            _not_finite(path)
+    elif isinstance(value, dict | list | tuple):
+        if depth >= _MAX_DEPTH:
+            name = field_path(path)
+            raise ValidationError(f"{name or 'value'} is nested too deeply", field=name or None)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str):
+                    if unstorable_text(key):
+                        name = field_path([*path, _shown(key)])
+                        raise ValidationError(f"{name}: the name {text_problem(key)}", field=name)
+                    if len(key) > max_text:
+                        name = field_path(path)
+                        raise ValidationError(
+                            f"{name or 'value'} has a key longer than {max_text} characters",
+                            field=name or None,
+                        )
+                _walk(item, [*path, str(key)], depth + 1, max_text)
+        else:
+            for index, item in enumerate(value):
+                _walk(item, [*path, index], depth + 1, max_text)
+
+
+def _not_finite(path: list[str | int]) -> None:
+    name = field_path(path)
+    raise ValidationError(
+        f"{name or 'value'} must be a finite number (not NaN or Infinity)", field=name or None
+    )
+
+
+class InputModel(BaseModel):
+    """Base of request models: unknown fields are ignored (clients send extras), values stripped.
+
+    Before any field is validated, the raw input goes through :func:`check_storable`: text no
+    database can store (NUL, lone surrogates), text over :data:`MAX_TEXT` characters and NaN or
+    Infinity are a ``ValidationError`` naming the field, whatever the field's type (metadata keys,
+    ``dict[str, Any]`` values, list items included). Narrower limits come from the field types
+    (:data:`Name`, :data:`Key`...).
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        str_strip_whitespace=True,
+        frozen=True,
+        str_max_length=MAX_TEXT,
+        allow_inf_nan=False,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        # A BillingError is not a ValueError, so pydantic lets it through unchanged: the error
+        # keeps the field path found here (pydantic would report it against the whole model).
+        if isinstance(data, dict):
+            check_storable(data)
+        return data
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -127,7 +267,10 @@ def _utc(value: datetime) -> datetime:
         return value
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("datetime must be timezone-aware (naive datetimes are ambiguous)")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise ValueError("datetime is outside the supported range (years 1-9999 in UTC)") from None
 
 
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -158,6 +301,14 @@ def _metadata(value: dict[str, str]) -> dict[str, str]:
 
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+#: A name: 1 to :data:`MAX_NAME` characters.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME)]
+#: A lookup key, code or external id: 1 to :data:`MAX_KEY` characters.
+Key = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY)]
+#: The id of another resource given in a body: 1 to :data:`MAX_KEY` characters.
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY)]
+#: Free text (descriptions): at most :data:`MAX_TEXT` characters.
+Description = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Email = Annotated[str, AfterValidator(_email)]
 TimeZoneName = Annotated[str, AfterValidator(_timezone)]
 Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]
@@ -183,7 +334,5 @@ DecimalText = Annotated[Decimal, BeforeValidator(_exact_decimal)]
 #: A 3-letter ISO currency code, stored lowercase (``"USD"`` -> ``"usd"``).
 CurrencyCode = Annotated[str, BeforeValidator(_currency)]
 
-#: The largest integer a stored integer column holds on every store (PostgreSQL ``integer``).
-INT32_MAX = 2**31 - 1
 #: An integer that fits a stored integer column; larger values are a 400, not a database error.
 Int32 = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]

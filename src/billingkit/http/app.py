@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from billingkit.facade import Billing
 from billingkit.http.errors import install_error_handlers
 from billingkit.http.limits import BodySizeLimit
 from billingkit.http.metrics import PrometheusMetrics, RequestMetrics
 from billingkit.http.observability import UNMATCHED, RouteLabels
+from billingkit.http.openapi import install_openapi
 from billingkit.http.operator import metrics_router
 from billingkit.http.operator import router as operator_router
+from billingkit.http.params import check_request_text
 from billingkit.http.routes import (
     access,
     addons,
@@ -45,6 +47,7 @@ def build_app(
         openapi_url="/v1/openapi.json",
         docs_url="/v1/docs",
         redoc_url=None,
+        dependencies=[Depends(check_request_text)],
     )
     app.state.billing = billing
     install_error_handlers(app)
@@ -72,6 +75,7 @@ def build_app(
         invoices,
     ):
         include(module.router, "/v1")
+    install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:
         # Outermost, so it also counts what the size limit rejects; the observer feeds the

@@ -45,7 +45,7 @@ from billingkit.domain.validation import (
     Email,
     InputModel,
     Metadata,
-    NonEmptyStr,
+    Name,
     UtcDatetime,
     parse_input,
 )
@@ -81,8 +81,6 @@ __all__ = [
     "login",
     "start_session",
 ]
-
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 
 
 @dataclass(frozen=True, slots=True)

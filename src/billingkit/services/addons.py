@@ -14,7 +14,7 @@ from pydantic import Field
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Addon, AddonDetail, CreditGrant, Entitlement
 from billingkit.domain.queries import Filter, Op, Page
-from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
+from billingkit.domain.validation import Description, InputModel, Metadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.credit_grants import CreditGrantInput, credit_grants_of
@@ -56,13 +56,12 @@ __all__ = [
 
 ENTITY = "addon"
 LABEL = "add-on"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 
 
 class AddonCreate(InputModel):
     name: Name
     lookup_key: Annotated[NonEmptyStr, Field(max_length=255)]
-    description: str | None = None
+    description: Description | None = None
     metadata: Metadata = {}
     prices: list[PriceInput] = []
     entitlements: list[EntitlementInput] = []
@@ -73,7 +72,7 @@ class AddonUpdate(PartialUpdate):
     required = frozenset({"name", "metadata"})
 
     name: Name | None = None
-    description: str | None = None
+    description: Description | None = None
     metadata: Metadata | None = None
 
 

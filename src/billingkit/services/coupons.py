@@ -24,6 +24,7 @@ from billingkit.domain.validation import (
     DecimalText,
     InputModel,
     Metadata,
+    Name,
     NonEmptyStr,
     UtcDatetime,
 )
@@ -54,7 +55,6 @@ __all__ = [
 
 ENTITY = "coupon"
 LABEL = "coupon"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Code = Annotated[NonEmptyStr, Field(max_length=255)]
 Int = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]
 

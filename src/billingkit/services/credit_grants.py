@@ -30,6 +30,7 @@ from billingkit.domain.validation import (
     DecimalText,
     InputModel,
     Metadata,
+    Name,
     NonEmptyStr,
     UtcDatetime,
 )
@@ -62,7 +63,6 @@ OWNER_FIELDS = {
     CreditGrantScope.SUBSCRIPTION: "subscription_id",
 }
 
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Id = Annotated[NonEmptyStr, Field(max_length=64)]
 Int = Annotated[int, Field(ge=-INT32_MAX, le=INT32_MAX)]
 

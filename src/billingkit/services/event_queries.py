@@ -37,7 +37,7 @@ from billingkit.domain.event_queries import (
     parse_key,
 )
 from billingkit.domain.usage import MeterFilter
-from billingkit.domain.validation import ensure_utc
+from billingkit.domain.validation import MAX_OFFSET, ensure_utc
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -237,7 +237,7 @@ def build_event_filter(
         descending=descending,
         after=after,
         before=before,
-        offset=_integer(offset, "offset", 0, 0),
+        offset=_integer(offset, "offset", 0, 0, MAX_OFFSET),
         limit=_integer(page_size, "page_size", DEFAULT_EVENT_PAGE, 1, MAX_EVENT_PAGE),
     )
 

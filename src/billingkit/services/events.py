@@ -34,6 +34,7 @@ from typing import Any
 from billingkit.domain.access import Action
 from billingkit.domain.resources import iso
 from billingkit.domain.usage import MeterSpec, UsageEvent, property_text
+from billingkit.domain.validation import text_problem, unstorable_text
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -99,28 +100,7 @@ def _text(raw: Mapping[str, Any], name: str, path: str, *, required: bool) -> st
     return value
 
 
-def _is_utf8(text: str) -> bool:
-    """Whether ``text`` can be written as UTF-8 (no lone surrogate such as JSON ``"\\ud800"``)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 _NOT_FINITE = "must be a finite number (not NaN or Infinity)"
-
-
-def text_problem(text: str) -> str:
-    """Why :func:`unstorable_text` refused ``text``."""
-    if "\x00" in text:
-        return "must not contain the NUL character (\\u0000)"
-    return "must be valid Unicode text (it contains an unpaired surrogate)"
-
-
-def unstorable_text(text: str) -> bool:
-    """Whether no database can store or compare ``text`` (a NUL or a lone surrogate)."""
-    return "\x00" in text or not (text.isascii() or _is_utf8(text))
 
 
 class _BadProperty(Exception):
@@ -194,13 +174,13 @@ def _property_map(properties: Mapping[Any, Any]) -> dict[Any, Any]:
     kinds are checked inline: this runs for every property of every ingested event."""
     out: dict[Any, Any] = {}
     for key, value in properties.items():
-        if isinstance(key, str) and ("\x00" in key or not (key.isascii() or _is_utf8(key))):
+        if isinstance(key, str) and unstorable_text(key):
             bad = _BadProperty(text_problem(key), in_name=True)
             bad.parts.append(_key_part(key))
             raise bad
         kind = type(value)
         if kind is str:
-            if "\x00" in value or not (value.isascii() or _is_utf8(value)):
+            if unstorable_text(value):
                 bad = _BadProperty(text_problem(value))
                 bad.parts.append(_key_part(key))
                 raise bad

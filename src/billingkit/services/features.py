@@ -31,7 +31,14 @@ from billingkit.domain.catalog import (
     check_meter,
 )
 from billingkit.domain.queries import Filter, ListQuery, Op, Page
-from billingkit.domain.validation import DecimalText, InputModel, Metadata, NonEmptyStr
+from billingkit.domain.validation import (
+    DecimalText,
+    Description,
+    InputModel,
+    Key,
+    Metadata,
+    Name,
+)
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -64,8 +71,7 @@ __all__ = [
 
 ENTITY = "feature"
 LABEL = "feature"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
-LookupKey = Annotated[NonEmptyStr, Field(max_length=255)]
+LookupKey = Key
 Unit = Annotated[str, Field(max_length=255)]
 Filters = Annotated[list[MeterFilterInput], Field(max_length=100)]
 
@@ -95,7 +101,7 @@ class FeatureCreate(InputModel):
 
     name: Name
     type: FeatureType
-    description: str | None = None
+    description: Description | None = None
     lookup_key: LookupKey | None = None
     meter_id: str | None = None
     meter: MeterCreate | None = None
@@ -114,7 +120,7 @@ class FeatureUpdate(PartialUpdate):
     required = frozenset({"name", "metadata"})
 
     name: Name | None = None
-    description: str | None = None
+    description: Description | None = None
     metadata: Metadata | None = None
     unit_singular: Unit | None = None
     unit_plural: Unit | None = None
@@ -130,7 +136,7 @@ class FeatureClone(InputModel):
 
     name: Name
     lookup_key: LookupKey
-    description: str | None = None
+    description: Description | None = None
     metadata: Metadata | None = None
 
 

@@ -18,7 +18,7 @@ from billingkit.domain.access import Action
 from billingkit.domain.catalog import Meter, MeterAggregation, MeterFilterValue, ResetUsage, check_meter
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.usage import AggregationType, BucketSize
-from billingkit.domain.validation import DecimalText, InputModel, NonEmptyStr
+from billingkit.domain.validation import DecimalText, InputModel, Name, NonEmptyStr
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -46,7 +46,6 @@ __all__ = [
 
 ENTITY = "meter"
 LABEL = "meter"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 
 
 class AggregationInput(InputModel):

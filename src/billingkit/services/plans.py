@@ -8,14 +8,10 @@ items under a new name and lookup key.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import Field
-
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import CreditGrant, Entitlement, Plan, PlanDetail
 from billingkit.domain.queries import Filter, Op, Page
-from billingkit.domain.validation import InputModel, Int32, Metadata, NonEmptyStr
+from billingkit.domain.validation import Description, InputModel, Int32, Key, Metadata, Name
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -60,13 +56,12 @@ __all__ = [
 
 ENTITY = "plan"
 LABEL = "plan"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
-LookupKey = Annotated[NonEmptyStr, Field(max_length=255)]
+LookupKey = Key
 
 
 class PlanCreate(InputModel):
     name: Name
-    description: str | None = None
+    description: Description | None = None
     lookup_key: LookupKey | None = None
     display_order: Int32 = 0
     metadata: Metadata = {}
@@ -79,7 +74,7 @@ class PlanUpdate(PartialUpdate):
     required = frozenset({"name", "display_order", "metadata"})
 
     name: Name | None = None
-    description: str | None = None
+    description: Description | None = None
     lookup_key: LookupKey | None = None
     display_order: Int32 | None = None
     metadata: Metadata | None = None
@@ -91,7 +86,7 @@ class PlanClone(InputModel):
 
     name: Name
     lookup_key: LookupKey
-    description: str | None = None
+    description: Description | None = None
     display_order: Int32 | None = None
     metadata: Metadata | None = None
 

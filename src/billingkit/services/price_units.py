@@ -17,7 +17,7 @@ from billingkit.domain.access import Action
 from billingkit.domain.catalog import PriceUnit
 from billingkit.domain.queries import Filter, ListQuery, Op, Page
 from billingkit.domain.resources import Status
-from billingkit.domain.validation import CurrencyCode, DecimalText, InputModel, Metadata, NonEmptyStr
+from billingkit.domain.validation import CurrencyCode, DecimalText, InputModel, Metadata, Name, NonEmptyStr
 from billingkit.errors import InvalidOperation, NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -41,7 +41,6 @@ __all__ = [
 ENTITY = "price_unit"
 LABEL = "price unit"
 Code = Annotated[NonEmptyStr, Field(max_length=32)]
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Symbol = Annotated[NonEmptyStr, Field(max_length=16)]
 
 

@@ -57,7 +57,9 @@ from billingkit.domain.validation import (
     INT32_MAX,
     CurrencyCode,
     DecimalText,
+    Description,
     InputModel,
+    Key,
     Metadata,
     NonEmptyStr,
     UtcDatetime,
@@ -128,7 +130,7 @@ def _not_negative(value: Decimal) -> Decimal:
 
 Amount = Annotated[DecimalText, AfterValidator(_not_negative)]
 Text = Annotated[str, Field(max_length=255)]
-LookupKey = Annotated[NonEmptyStr, Field(max_length=255)]
+LookupKey = Key
 
 
 class PriceTierInput(InputModel):
@@ -177,7 +179,7 @@ class PriceInput(InputModel):
     meter_id: Annotated[str, Field(max_length=64)] | None = None
     min_quantity: Amount | None = None
     display_name: Text | None = None
-    description: str | None = None
+    description: Description | None = None
     lookup_key: LookupKey | None = None
     group_id: Annotated[str, Field(max_length=64)] | None = None
     start_date: UtcDatetime | None = None
@@ -214,7 +216,7 @@ class PriceUpdate(PartialUpdate):
     price_unit_amount: Amount | None = None
     price_unit_tiers: list[PriceTierInput] | None = None
     effective_from: UtcDatetime | None = None
-    description: str | None = None
+    description: Description | None = None
     display_name: Text | None = None
     lookup_key: Text | None = None
     group_id: Annotated[str, Field(max_length=64)] | None = None

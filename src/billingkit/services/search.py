@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import Field, model_validator
 
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
+from billingkit.domain.queries import MAX_LIMIT, MAX_OFFSET, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
-from billingkit.domain.validation import InputModel, UtcDatetime
+from billingkit.domain.validation import MAX_FILTER_TEXT, InputModel, UtcDatetime
 
 __all__ = ["FilterCondition", "SearchRequest", "SortCondition"]
 
@@ -28,12 +28,17 @@ class DataType(StrEnum):
     BOOLEAN = "boolean"
 
 
+#: A text a filter compares with: at most 1000 characters (a longer ``contains`` term would make
+#: SQLite's LIKE pattern too long, and no stored text of that length is worth searching for).
+FilterText = Annotated[str, Field(max_length=MAX_FILTER_TEXT)]
+
+
 class FilterValue(InputModel):
-    string: str | None = None
+    string: FilterText | None = None
     number: Decimal | None = None
     boolean: bool | None = None
     date: UtcDatetime | None = None
-    array: list[str] | None = None
+    array: Annotated[list[FilterText], Field(max_length=MAX_LIMIT)] | None = None
 
 
 class FilterCondition(InputModel):
@@ -73,14 +78,14 @@ class SearchRequest(InputModel):
     """Common body of ``POST /<resource>/search`` (and the library's ``search`` methods)."""
 
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
     order: Literal["asc", "desc"] = "desc"
     sort: list[SortCondition] | None = None
     status: Status | None = Status.PUBLISHED
     filters: list[FilterCondition] = []
     start_time: UtcDatetime | None = None
     end_time: UtcDatetime | None = None
-    expand: str | None = None
+    expand: Annotated[str, Field(max_length=200)] | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -15,7 +15,7 @@ from pydantic import Field
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import TaxRate, TaxRateScope, TaxRateStatus, TaxRateType, check_tax_rate
 from billingkit.domain.queries import Filter, Op, Page
-from billingkit.domain.validation import DecimalText, InputModel, Metadata, NonEmptyStr
+from billingkit.domain.validation import DecimalText, Description, InputModel, Metadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
@@ -34,7 +34,6 @@ __all__ = [
 
 ENTITY = "tax_rate"
 LABEL = "tax rate"
-Name = Annotated[NonEmptyStr, Field(max_length=255)]
 Code = Annotated[NonEmptyStr, Field(max_length=64)]
 
 
@@ -44,7 +43,7 @@ class TaxRateCreate(InputModel):
     tax_rate_type: TaxRateType = TaxRateType.PERCENTAGE
     percentage_value: DecimalText | None = None
     fixed_value: DecimalText | None = None
-    description: str | None = None
+    description: Description | None = None
     scope: TaxRateScope = TaxRateScope.INTERNAL
     metadata: Metadata = {}
 
@@ -54,7 +53,7 @@ class TaxRateUpdate(PartialUpdate):
 
     name: Name | None = None
     code: Code | None = None
-    description: str | None = None
+    description: Description | None = None
     tax_rate_status: TaxRateStatus | None = None
     metadata: Metadata | None = None
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from billingkit.domain import taxes as core
 from billingkit.domain.resources import EnvironmentResource
+from billingkit.errors import ValidationError
 
 __all__ = ["TaxRate", "TaxRateScope", "TaxRateStatus", "TaxRateType", "check_tax_rate"]
 
@@ -63,5 +64,15 @@ class TaxRate(EnvironmentResource):
 
 def check_tax_rate(rate: TaxRate) -> core.TaxRate:
     """The core's rules: a percentage rate needs 0 <= ``percentage_value`` <= 100, a fixed rate a
-    ``fixed_value`` >= 0. Raises ``ValidationError`` naming the field."""
+    ``fixed_value`` >= 0; the other type's value must be absent (null), as it would never be
+    applied. Raises ``ValidationError`` naming the field."""
+    if rate.tax_rate_type is TaxRateType.PERCENTAGE and rate.fixed_value is not None:
+        raise ValidationError(
+            "fixed_value: a percentage tax rate has no fixed_value (leave it out)", field="fixed_value"
+        )
+    if rate.tax_rate_type is TaxRateType.FIXED and rate.percentage_value is not None:
+        raise ValidationError(
+            "percentage_value: a fixed tax rate has no percentage_value (leave it out)",
+            field="percentage_value",
+        )
     return rate.to_core()

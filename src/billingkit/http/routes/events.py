@@ -12,6 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
+from billingkit.domain.event_queries import MAX_EVENT_PAGE
+from billingkit.domain.queries import MAX_OFFSET
 from billingkit.errors import PayloadTooLarge, ValidationError
 from billingkit.http.auth import EnvCaller
 from billingkit.services.event_queries import event_page_to_dict
@@ -174,8 +176,8 @@ def list_events(
     iter_last_key: Annotated[str | None, Query()] = None,
     sort: Annotated[str | None, Query(description="timestamp (default) or event_name")] = None,
     order: Annotated[str | None, Query(description="desc (default) or asc")] = None,
-    page_size: Annotated[int | None, Query(description="1..1000, default 50")] = None,
-    offset: Annotated[int | None, Query()] = None,
+    page_size: Annotated[int | None, Query(ge=1, le=MAX_EVENT_PAGE, description="default 50")] = None,
+    offset: Annotated[int | None, Query(ge=0, le=MAX_OFFSET)] = None,
 ) -> dict[str, Any]:
     """Stored events, newest first; the same fields and rules as ``POST /events/query``."""
     return _query(

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response
 from billingkit.domain.catalog import TaxRateScope
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
-from billingkit.http.params import Limit, Offset, Order, StatusParam, csv_list, sort_by
+from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
 from billingkit.services.tax_rates import TaxRateCreate, TaxRateSearch, TaxRateUpdate
 
 router = APIRouter(prefix="/taxes/rates", tags=["tax rates"])
@@ -26,7 +26,7 @@ def list_tax_rates(
     limit: Limit = 50,
     offset: Offset = 0,
     order: Order = "desc",
-    sort: Annotated[str | None, Query(max_length=100)] = None,
+    sort: SortField = None,
     status: StatusParam = Status.PUBLISHED,
     scope: TaxRateScope | None = None,
     taxrate_ids: Annotated[list[str] | None, Query()] = None,

@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from billingkit.domain.queries import Filter, ListQuery, Op, Page
 from billingkit.domain.resources import Record, Status
+from billingkit.domain.validation import unstorable_text
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
 from billingkit.storage.memory.repository import changed_fields, check_fields
@@ -95,7 +96,8 @@ class SqlRepository(Generic[T]):
         return found[0] if found else None
 
     def find_many(self, ids: Iterable[str]) -> builtins.list[T]:
-        wanted = sorted(set(ids))
+        # An id no database can hold (NUL, lone surrogate) names nothing, as on the memory store.
+        wanted = sorted({id for id in ids if not unstorable_text(id)})
         decoder = row_decoder(self._kind.model, self._table, self._conn.dialect)
         scope = self._scope_values()
         tests = [f"{column} = {{}}" for column in scope]
@@ -114,6 +116,8 @@ class SqlRepository(Generic[T]):
 
     def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None:
         check_fields(self._kind, equals, field="filters")
+        if any(isinstance(v, str) and unstorable_text(v) for v in equals.values()):
+            return None  # no stored value holds a NUL or a lone surrogate
         clauses = [self._column(k) == plain_value(v) for k, v in equals.items()]
         if not include_archived:
             clauses.append(self._table.c.status == Status.PUBLISHED.value)

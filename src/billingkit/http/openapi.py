@@ -1,0 +1,102 @@
+"""The adapter's OpenAPI document, made to say what the adapter really answers.
+
+FastAPI documents a 422 that is never sent (invalid input is a 400) and no error bodies at all.
+:func:`install_openapi` post-processes the generated document once, for every route:
+
+- every error status the adapter can send is documented on every operation with the error body
+  ``{code, http_status_code, message[, details]}`` (``Error``); the statuses are those of the
+  error classes in :mod:`billingkit.errors`, so a new error class is documented by itself;
+- FastAPI's 422 and its ``HTTPValidationError`` schemas go;
+- the ``x-api-key`` and ``Authorization`` headers are the ``ApiKeyAuth`` and ``BearerAuth``
+  security schemes instead of optional header parameters.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from billingkit import errors
+
+__all__ = ["ERROR_SCHEMA", "error_statuses", "install_openapi"]
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "Error",
+    "required": ["code", "http_status_code", "message"],
+    "properties": {
+        "code": {"type": "string", "description": "stable, machine-readable (validation_error, ...)"},
+        "http_status_code": {"type": "integer"},
+        "message": {"type": "string"},
+        "details": {"type": "object", "additionalProperties": True},
+    },
+}
+_AUTH_HEADERS = {"x-api-key": "ApiKeyAuth", "authorization": "BearerAuth"}
+_SECURITY_SCHEMES = {
+    "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+    "BearerAuth": {"type": "http", "scheme": "bearer", "description": "a session token from /v1/auth/login"},
+}
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def error_statuses() -> list[int]:
+    """Every status an error class of :mod:`billingkit.errors` answers with, in order."""
+    found: set[int] = set()
+    pending: list[type[errors.BillingError]] = [errors.BillingError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls.http_status)
+        pending += cls.__subclasses__()
+    return sorted(found)
+
+
+def _document(schema: dict[str, Any]) -> dict[str, Any]:
+    components = schema.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Error"] = ERROR_SCHEMA
+    components["securitySchemes"] = _SECURITY_SCHEMES
+    ref = {"$ref": "#/components/schemas/Error"}
+    statuses = error_statuses()
+    for item in schema.get("paths", {}).values():
+        for method in _METHODS:
+            operation = item.get(method)
+            if operation is None:
+                continue
+            parameters = operation.get("parameters", [])
+            auth = [p["name"] for p in parameters if p.get("in") == "header" and p["name"] in _AUTH_HEADERS]
+            operation["parameters"] = [
+                p for p in parameters if not (p.get("in") == "header" and p["name"] in _AUTH_HEADERS)
+            ]
+            if not operation["parameters"]:
+                del operation["parameters"]
+            if auth:
+                operation["security"] = [{_AUTH_HEADERS[name]: []} for name in auth]
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            for status in statuses:
+                responses.setdefault(
+                    str(status),
+                    {
+                        "description": HTTPStatus(status).phrase,
+                        "content": {"application/json": {"schema": ref}},
+                    },
+                )
+    return schema
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Serve the corrected document at ``app.openapi_url`` (built once, on first use)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _document(
+                get_openapi(title=app.title, version=app.version, routes=app.routes)
+            )
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
