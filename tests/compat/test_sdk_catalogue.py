@@ -21,11 +21,21 @@ FLAT = {
 def test_price_units(sdk: Flexprice) -> None:
     created = known(
         sdk.price_units.create_price_unit(
-            base_currency="usd", code="credit", conversion_rate="0.25", name="Credit", symbol="C", metadata={"a": "b"}
+            base_currency="usd",
+            code="credit",
+            conversion_rate="0.25",
+            name="Credit",
+            symbol="C",
+            metadata={"a": "b"},
         )
     )
     assert isinstance(created, models.CreatePriceUnitResponse)
-    assert (created.code, created.base_currency, created.conversion_rate, created.symbol) == ("credit", "usd", "0.25", "C")
+    assert (created.code, created.base_currency, created.conversion_rate, created.symbol) == (
+        "credit",
+        "usd",
+        "0.25",
+        "C",
+    )
     assert (created.name, created.metadata, created.status) == ("Credit", {"a": "b"}, "published")
 
     fetched = known(sdk.price_units.get_price_unit(id=created.id))
@@ -35,7 +45,9 @@ def test_price_units(sdk: Flexprice) -> None:
     renamed = known(sdk.price_units.update_price_unit(id=created.id, name="Credits", metadata={"a": "c"}))
     assert (renamed.name, renamed.metadata, renamed.conversion_rate) == ("Credits", {"a": "c"}, "0.25")
 
-    other = sdk.price_units.create_price_unit(base_currency="eur", code="token", conversion_rate="2", name="Token", symbol="T")
+    other = sdk.price_units.create_price_unit(
+        base_currency="eur", code="token", conversion_rate="2", name="Token", symbol="T"
+    )
     listed = known(sdk.price_units.list_price_units(limit=1, offset=0, sort="code", order="asc"))
     assert isinstance(listed, models.ListPriceUnitsResponse)
     assert [u.code for u in listed.items] == ["credit"] and listed.pagination.total == 2
@@ -46,14 +58,22 @@ def test_price_units(sdk: Flexprice) -> None:
     assert isinstance(deleted, models.SuccessResponse) and deleted.message
     assert [u.code for u in sdk.price_units.list_price_units(status="published").items] == ["credit"]
     with pytest.raises(errors.FlexpriceError) as bad:
-        sdk.price_units.create_price_unit(base_currency="usd", code="x", conversion_rate="-1", name="X", symbol="X")
+        sdk.price_units.create_price_unit(
+            base_currency="usd", code="x", conversion_rate="-1", name="X", symbol="X"
+        )
     assert status_and_code(bad.value) == (400, "validation_error")
 
 
 def test_plans_and_prices(sdk: Flexprice, env: Scoped) -> None:
     calls = env.meters.create(name="Calls", event_name="api.call", aggregation={"type": "COUNT"})
-    sdk.price_units.create_price_unit(base_currency="usd", code="credit", conversion_rate="0.5", name="Credit", symbol="C")
-    plan = known(sdk.plans.create_plan(name="Pro", lookup_key="pro", description="For teams", display_order=2, metadata={"k": "v"}))
+    sdk.price_units.create_price_unit(
+        base_currency="usd", code="credit", conversion_rate="0.5", name="Credit", symbol="C"
+    )
+    plan = known(
+        sdk.plans.create_plan(
+            name="Pro", lookup_key="pro", description="For teams", display_order=2, metadata={"k": "v"}
+        )
+    )
     assert isinstance(plan, models.PlanResponse)
     assert (plan.name, plan.lookup_key, plan.description, plan.display_order, plan.metadata) == (
         "Pro",
@@ -65,12 +85,24 @@ def test_plans_and_prices(sdk: Flexprice, env: Scoped) -> None:
 
     base = known(
         sdk.prices.create_price(
-            **FLAT, entity_type="PLAN", entity_id=plan.id, type_="FIXED", amount="49.00",
-            lookup_key="pro-base", display_name="Base", description="Platform fee", metadata={"p": "q"},
+            **FLAT,
+            entity_type="PLAN",
+            entity_id=plan.id,
+            type_="FIXED",
+            amount="49.00",
+            lookup_key="pro-base",
+            display_name="Base",
+            description="Platform fee",
+            metadata={"p": "q"},
         )
     )
     assert isinstance(base, models.PriceResponse)
-    assert (base.type, base.billing_model, base.amount, base.currency) == ("FIXED", "FLAT_FEE", "49.00", "usd")
+    assert (base.type, base.billing_model, base.amount, base.currency) == (
+        "FIXED",
+        "FLAT_FEE",
+        "49.00",
+        "usd",
+    )
     assert (base.entity_type, base.entity_id, base.lookup_key) == ("PLAN", plan.id, "pro-base")
     assert (base.billing_period, base.billing_period_count, base.invoice_cadence, base.billing_cadence) == (
         "MONTHLY",
@@ -87,24 +119,41 @@ def test_plans_and_prices(sdk: Flexprice, env: Scoped) -> None:
     usage = known(
         sdk.prices.create_price(
             **{**FLAT, "billing_model": "TIERED", "invoice_cadence": "ARREAR"},
-            entity_type="PLAN", entity_id=plan.id, type_="USAGE", meter_id=calls.id, tier_mode="SLAB",
+            entity_type="PLAN",
+            entity_id=plan.id,
+            type_="USAGE",
+            meter_id=calls.id,
+            tier_mode="SLAB",
             tiers=[{"up_to": 1000, "unit_amount": "0.02"}, {"unit_amount": "0.01", "flat_amount": "1"}],
         )
     )
     assert (usage.tier_mode, usage.meter_id) == ("SLAB", calls.id)
-    assert [(t.up_to, t.unit_amount, t.flat_amount) for t in usage.tiers] == [(1000, "0.02", None), (None, "0.01", "1")]
+    assert [(t.up_to, t.unit_amount, t.flat_amount) for t in usage.tiers] == [
+        (1000, "0.02", None),
+        (None, "0.01", "1"),
+    ]
     in_credits = known(
         sdk.prices.create_price(
-            **{**FLAT, "price_unit_type": "CUSTOM"}, entity_type="PLAN", entity_id=plan.id, type_="FIXED",
+            **{**FLAT, "price_unit_type": "CUSTOM"},
+            entity_type="PLAN",
+            entity_id=plan.id,
+            type_="FIXED",
             price_unit_config={"price_unit": "credit", "amount": "10"},
         )
     )
-    assert (in_credits.price_unit_type, in_credits.price_unit, in_credits.price_unit_amount) == ("CUSTOM", "credit", "10")
+    assert (in_credits.price_unit_type, in_credits.price_unit, in_credits.price_unit_amount) == (
+        "CUSTOM",
+        "credit",
+        "10",
+    )
     assert in_credits.amount is not None and float(in_credits.amount) == 5  # 10 credits at 0.5 usd
 
     bulk = known(
         sdk.prices.create_prices_bulk(
-            items=[{**FLAT, "entity_type": "PLAN", "entity_id": plan.id, "type": "FIXED", "amount": a} for a in ("5", "7.5")]
+            items=[
+                {**FLAT, "entity_type": "PLAN", "entity_id": plan.id, "type": "FIXED", "amount": a}
+                for a in ("5", "7.5")
+            ]
         )
     )
     assert isinstance(bulk, models.CreateBulkPriceResponse)
@@ -153,8 +202,14 @@ def test_features_and_groups(sdk: Flexprice, env: Scoped) -> None:
     calls = env.meters.create(name="Calls", event_name="api.call", aggregation={"type": "COUNT"})
     api = known(
         sdk.features.create_feature(
-            name="API calls", type_="metered", meter_id=calls.id, lookup_key="api", description="Requests",
-            unit_singular="call", unit_plural="calls", metadata={"team": "core"},
+            name="API calls",
+            type_="metered",
+            meter_id=calls.id,
+            lookup_key="api",
+            description="Requests",
+            unit_singular="call",
+            unit_plural="calls",
+            metadata={"team": "core"},
         )
     )
     assert isinstance(api, models.FeatureResponse)
@@ -165,12 +220,19 @@ def test_features_and_groups(sdk: Flexprice, env: Scoped) -> None:
         "api",
         "Requests",
     )
-    assert (api.unit_singular, api.unit_plural, api.metadata, api.status) == ("call", "calls", {"team": "core"}, "published")
+    assert (api.unit_singular, api.unit_plural, api.metadata, api.status) == (
+        "call",
+        "calls",
+        {"team": "core"},
+        "published",
+    )
     sso = known(sdk.features.create_feature(name="SSO", type_="boolean", lookup_key="sso"))
     seats = known(sdk.features.create_feature(name="Seats", type_="static", lookup_key="seats"))
     assert (sso.type, seats.type) == ("boolean", "static")
 
-    found = known(sdk.features.query_feature(feature_ids=[api.id, sso.id], sort=[{"field": "name", "direction": "asc"}]))
+    found = known(
+        sdk.features.query_feature(feature_ids=[api.id, sso.id], sort=[{"field": "name", "direction": "asc"}])
+    )
     assert isinstance(found, models.ListFeaturesResponse)
     assert [f.name for f in found.items] == ["API calls", "SSO"]
     assert [f.id for f in sdk.features.query_feature(lookup_key="seats").items] == [seats.id]
@@ -183,7 +245,12 @@ def test_features_and_groups(sdk: Flexprice, env: Scoped) -> None:
 
     group = known(sdk.groups.create_group(entity_type="feature", lookup_key="core", name="Core features"))
     assert isinstance(group, models.GroupResponse)
-    assert (group.entity_type, group.lookup_key, group.name, group.entity_ids) == ("feature", "core", "Core features", [])
+    assert (group.entity_type, group.lookup_key, group.name, group.entity_ids) == (
+        "feature",
+        "core",
+        "Core features",
+        [],
+    )
     assert known(sdk.groups.get_group(id=group.id)).model_dump() == group.model_dump()
     listed = known(sdk.groups.query_group(lookup_key="core"))
     assert isinstance(listed, models.ListGroupsResponse) and [g.id for g in listed.items] == [group.id]

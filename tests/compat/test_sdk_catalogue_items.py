@@ -19,12 +19,23 @@ def test_entitlements_and_addons(sdk: Flexprice, env: Scoped) -> None:
 
     metered = known(
         sdk.entitlements.create_entitlement(
-            feature_id=api.id, feature_type="metered", entity_type="PLAN", entity_id=plan.id,
-            usage_limit=100_000, usage_reset_period="MONTHLY", is_soft_limit=True,
+            feature_id=api.id,
+            feature_type="metered",
+            entity_type="PLAN",
+            entity_id=plan.id,
+            usage_limit=100_000,
+            usage_reset_period="MONTHLY",
+            is_soft_limit=True,
         )
     )
     assert isinstance(metered, models.EntitlementResponse)
-    assert (metered.feature_id, metered.feature_type, metered.entity_type, metered.entity_id, metered.plan_id) == (
+    assert (
+        metered.feature_id,
+        metered.feature_type,
+        metered.entity_type,
+        metered.entity_id,
+        metered.plan_id,
+    ) == (
         api.id,
         "metered",
         "PLAN",
@@ -40,30 +51,60 @@ def test_entitlements_and_addons(sdk: Flexprice, env: Scoped) -> None:
     bulk = known(
         sdk.entitlements.create_entitlements_bulk(
             items=[
-                {"feature_id": sso.id, "feature_type": "boolean", "entity_type": "PLAN", "entity_id": plan.id, "is_enabled": True},
-                {"feature_id": seats.id, "feature_type": "static", "entity_type": "PLAN", "entity_id": plan.id, "static_value": "10"},
+                {
+                    "feature_id": sso.id,
+                    "feature_type": "boolean",
+                    "entity_type": "PLAN",
+                    "entity_id": plan.id,
+                    "is_enabled": True,
+                },
+                {
+                    "feature_id": seats.id,
+                    "feature_type": "static",
+                    "entity_type": "PLAN",
+                    "entity_id": plan.id,
+                    "static_value": "10",
+                },
             ]
         )
     )
     assert isinstance(bulk, models.CreateBulkEntitlementResponse)
-    assert [(e.feature_id, e.is_enabled, e.static_value) for e in bulk.items] == [(sso.id, True, None), (seats.id, True, "10")]
+    assert [(e.feature_id, e.is_enabled, e.static_value) for e in bulk.items] == [
+        (sso.id, True, None),
+        (seats.id, True, "10"),
+    ]
 
     fetched = known(sdk.entitlements.get_entitlement(id=metered.id))
     assert fetched.model_dump(exclude={"feature"}) == metered.model_dump(exclude={"feature"})
-    raised = known(sdk.entitlements.update_entitlement(id=metered.id, usage_limit=250_000, is_soft_limit=False))
-    assert (raised.usage_limit, raised.is_soft_limit, raised.usage_reset_period) == (250_000, False, "MONTHLY")
+    raised = known(
+        sdk.entitlements.update_entitlement(id=metered.id, usage_limit=250_000, is_soft_limit=False)
+    )
+    assert (raised.usage_limit, raised.is_soft_limit, raised.usage_reset_period) == (
+        250_000,
+        False,
+        "MONTHLY",
+    )
     found = known(sdk.entitlements.query_entitlement(entity_ids=[plan.id], feature_type="static"))
     assert isinstance(found, models.ListEntitlementsResponse)
     assert [e.feature_id for e in found.items] == [seats.id]
     of_plan = known(sdk.entitlements.get_plan_entitlements(id=plan.id))
     assert {e.feature_id for e in of_plan.items} == {api.id, sso.id, seats.id}
     assert known(sdk.entitlements.delete_entitlement(id=bulk.items[0].id)).message
-    assert {e.feature_id for e in sdk.entitlements.get_plan_entitlements(id=plan.id).items} == {api.id, seats.id}
+    assert {e.feature_id for e in sdk.entitlements.get_plan_entitlements(id=plan.id).items} == {
+        api.id,
+        seats.id,
+    }
     with pytest.raises(errors.FlexpriceError) as twice:
-        sdk.entitlements.create_entitlement(feature_id=api.id, feature_type="metered", entity_type="PLAN", entity_id=plan.id)
+        sdk.entitlements.create_entitlement(
+            feature_id=api.id, feature_type="metered", entity_type="PLAN", entity_id=plan.id
+        )
     assert status_and_code(twice.value) == (409, "already_exists")
 
-    addon = known(sdk.addons.create_addon(lookup_key="priority", name="Priority support", description="4h SLA", metadata={"tier": 1}))
+    addon = known(
+        sdk.addons.create_addon(
+            lookup_key="priority", name="Priority support", description="4h SLA", metadata={"tier": 1}
+        )
+    )
     assert isinstance(addon, models.CreateAddonResponse)
     assert (addon.lookup_key, addon.name, addon.description, addon.metadata) == (
         "priority",
@@ -73,8 +114,14 @@ def test_entitlements_and_addons(sdk: Flexprice, env: Scoped) -> None:
     )
     granted = known(
         sdk.entitlements.create_entitlement(
-            feature_id=api.id, feature_type="metered", entity_type="ADDON", entity_id=addon.id,
-            usage_limit=500, usage_reset_period="MONTHLY", grant_quota="200", grant_duration_unit="day",
+            feature_id=api.id,
+            feature_type="metered",
+            entity_type="ADDON",
+            entity_id=addon.id,
+            usage_limit=500,
+            usage_reset_period="MONTHLY",
+            grant_quota="200",
+            grant_duration_unit="day",
             grant_duration_value=30,
         )
     )
@@ -84,7 +131,10 @@ def test_entitlements_and_addons(sdk: Flexprice, env: Scoped) -> None:
 
     fetched_addon = known(sdk.addons.get_addon(id=addon.id))
     assert isinstance(fetched_addon, models.AddonResponse)
-    assert (fetched_addon.name, [e.id for e in fetched_addon.entitlements]) == ("Priority support", [granted.id])
+    assert (fetched_addon.name, [e.id for e in fetched_addon.entitlements]) == (
+        "Priority support",
+        [granted.id],
+    )
     assert known(sdk.addons.get_addon_by_lookup_key(lookup_key="priority")).id == addon.id
     renamed = known(sdk.addons.update_addon(id=addon.id, name="Priority", metadata={"tier": 2}))
     assert (renamed.name, renamed.description, renamed.metadata) == ("Priority", "4h SLA", {"tier": 2})
@@ -99,8 +149,16 @@ def test_credit_grants(sdk: Flexprice) -> None:
     addon = sdk.addons.create_addon(lookup_key="boost", name="Boost")
     monthly = known(
         sdk.credit_grants.create_credit_grant(
-            name="Monthly credits", scope="PLAN", plan_id=plan.id, credits="100.50", cadence="RECURRING",
-            period="MONTHLY", period_count=1, expiration_type="BILLING_CYCLE", priority=1, metadata={"m": "n"},
+            name="Monthly credits",
+            scope="PLAN",
+            plan_id=plan.id,
+            credits="100.50",
+            cadence="RECURRING",
+            period="MONTHLY",
+            period_count=1,
+            expiration_type="BILLING_CYCLE",
+            priority=1,
+            metadata={"m": "n"},
         )
     )
     assert isinstance(monthly, models.CreditGrantResponse)
@@ -111,7 +169,13 @@ def test_credit_grants(sdk: Flexprice) -> None:
         "100.50",
         "RECURRING",
     )
-    assert (monthly.period, monthly.period_count, monthly.expiration_type, monthly.priority, monthly.metadata) == (
+    assert (
+        monthly.period,
+        monthly.period_count,
+        monthly.expiration_type,
+        monthly.priority,
+        monthly.metadata,
+    ) == (
         "MONTHLY",
         1,
         "BILLING_CYCLE",
@@ -120,8 +184,14 @@ def test_credit_grants(sdk: Flexprice) -> None:
     )
     once = known(
         sdk.credit_grants.create_credit_grant(
-            name="Welcome", scope="ADDON", addon_id=addon.id, credits="25", cadence="ONETIME",
-            expiration_type="DURATION", expiration_duration=30, expiration_duration_unit="DAY",
+            name="Welcome",
+            scope="ADDON",
+            addon_id=addon.id,
+            credits="25",
+            cadence="ONETIME",
+            expiration_type="DURATION",
+            expiration_duration=30,
+            expiration_duration_unit="DAY",
         )
     )
     assert (once.scope, once.addon_id, once.expiration_duration, once.expiration_duration_unit) == (
@@ -134,20 +204,31 @@ def test_credit_grants(sdk: Flexprice) -> None:
     renamed = known(sdk.credit_grants.update_credit_grant(id=monthly.id, name="Credits", metadata={"m": "o"}))
     assert (renamed.name, renamed.metadata, renamed.credits) == ("Credits", {"m": "o"}, "100.50")
     of_plan = known(sdk.credit_grants.get_plan_credit_grants(id=plan.id))
-    assert isinstance(of_plan, models.ListCreditGrantsResponse) and [g.id for g in of_plan.items] == [monthly.id]
+    assert isinstance(of_plan, models.ListCreditGrantsResponse) and [g.id for g in of_plan.items] == [
+        monthly.id
+    ]
     assert [g.id for g in known(sdk.credit_grants.get_addon_credit_grants(id=addon.id)).items] == [once.id]
     assert known(sdk.credit_grants.delete_credit_grant(id=once.id)).message
     assert sdk.credit_grants.get_addon_credit_grants(id=addon.id).items == []
     with pytest.raises(errors.FlexpriceError) as bad:
-        sdk.credit_grants.create_credit_grant(name="X", scope="PLAN", plan_id=plan.id, credits="-1", cadence="ONETIME")
+        sdk.credit_grants.create_credit_grant(
+            name="X", scope="PLAN", plan_id=plan.id, credits="-1", cadence="ONETIME"
+        )
     assert status_and_code(bad.value) == (400, "validation_error")
 
 
 def test_coupons_and_tax_rates(sdk: Flexprice) -> None:
     launch = known(
         sdk.coupons.create_coupon(
-            name="Launch", coupon_code="LAUNCH20", type_="percentage", cadence="repeated", percentage_off="20",
-            duration_in_periods=3, max_redemptions=100, redeem_before="2026-12-31T00:00:00Z", metadata={"c": "d"},
+            name="Launch",
+            coupon_code="LAUNCH20",
+            type_="percentage",
+            cadence="repeated",
+            percentage_off="20",
+            duration_in_periods=3,
+            max_redemptions=100,
+            redeem_before="2026-12-31T00:00:00Z",
+            metadata={"c": "d"},
         )
     )
     assert isinstance(launch, models.CouponResponse)
@@ -158,14 +239,23 @@ def test_coupons_and_tax_rates(sdk: Flexprice) -> None:
         "repeated",
         "20",
     )
-    assert (launch.duration_in_periods, launch.max_redemptions, launch.total_redemptions, launch.metadata) == (
+    assert (
+        launch.duration_in_periods,
+        launch.max_redemptions,
+        launch.total_redemptions,
+        launch.metadata,
+    ) == (
         3,
         100,
         0,
         {"c": "d"},
     )
     assert launch.redeem_before == "2026-12-31T00:00:00Z"  # a string in the reference and the SDK
-    five = known(sdk.coupons.create_coupon(name="Five off", type_="fixed", cadence="once", amount_off="5", currency="usd"))
+    five = known(
+        sdk.coupons.create_coupon(
+            name="Five off", type_="fixed", cadence="once", amount_off="5", currency="usd"
+        )
+    )
     assert (five.type, five.amount_off, five.currency, five.cadence) == ("fixed", "5", "usd", "once")
 
     assert known(sdk.coupons.get_coupon(id=launch.id)).model_dump() == launch.model_dump()
@@ -178,13 +268,20 @@ def test_coupons_and_tax_rates(sdk: Flexprice) -> None:
     assert isinstance(deleted, dict) and all(isinstance(v, str) for v in deleted.values())
     assert {c.id for c in sdk.coupons.query_coupon().items} == {launch.id}
     with pytest.raises(errors.FlexpriceError) as taken:
-        sdk.coupons.create_coupon(name="Again", coupon_code="LAUNCH20", type_="percentage", cadence="once", percentage_off="5")
+        sdk.coupons.create_coupon(
+            name="Again", coupon_code="LAUNCH20", type_="percentage", cadence="once", percentage_off="5"
+        )
     assert status_and_code(taken.value) == (409, "already_exists")
 
     vat = known(
         sdk.tax_rates.create_tax_rate(
-            name="VAT", code="VAT19", percentage_value="19", description="German VAT", tax_rate_type="percentage",
-            scope="EXTERNAL", metadata={"country": "DE"},
+            name="VAT",
+            code="VAT19",
+            percentage_value="19",
+            description="German VAT",
+            tax_rate_type="percentage",
+            scope="EXTERNAL",
+            metadata={"country": "DE"},
         )
     )
     assert isinstance(vat, models.TaxRateResponse)
@@ -198,7 +295,11 @@ def test_coupons_and_tax_rates(sdk: Flexprice) -> None:
     assert (vat.description, vat.metadata, vat.tax_rate_status) == ("German VAT", {"country": "DE"}, "ACTIVE")
     assert known(sdk.tax_rates.get_tax_rate(id=vat.id)).model_dump() == vat.model_dump()
     renamed_vat = known(sdk.tax_rates.update_tax_rate(id=vat.id, name="VAT DE", tax_rate_status="INACTIVE"))
-    assert (renamed_vat.name, renamed_vat.tax_rate_status, renamed_vat.percentage_value) == ("VAT DE", "INACTIVE", "19")
+    assert (renamed_vat.name, renamed_vat.tax_rate_status, renamed_vat.percentage_value) == (
+        "VAT DE",
+        "INACTIVE",
+        "19",
+    )
     reduced = sdk.tax_rates.create_tax_rate(name="Reduced", code="VAT7", percentage_value="7")
     listed = known(sdk.tax_rates.get_tax_rates(taxrate_codes=["VAT7"]))
     assert isinstance(listed, models.ListTaxRatesResponse) and [t.id for t in listed.items] == [reduced.id]

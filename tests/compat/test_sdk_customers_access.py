@@ -26,8 +26,16 @@ def test_customer_round_trip(sdk: Flexprice) -> None:
     )
     assert isinstance(created, models.CustomerResponse)
     assert created.id.startswith("cust_") and created.status == "published"
-    assert (created.external_id, created.name, created.email) == ("cust-ada", "Ada Lovelace", "ada@example.test")
-    assert (created.address_city, created.address_country, created.metadata) == ("London", "GB", {"tier": "gold"})
+    assert (created.external_id, created.name, created.email) == (
+        "cust-ada",
+        "Ada Lovelace",
+        "ada@example.test",
+    )
+    assert (created.address_city, created.address_country, created.metadata) == (
+        "London",
+        "GB",
+        {"tier": "gold"},
+    )
     assert created.created_at is not None and created.created_at.tzinfo is not None
 
     assert known(sdk.customers.get_customer(id=created.id)) == created
@@ -35,7 +43,11 @@ def test_customer_round_trip(sdk: Flexprice) -> None:
 
     # PUT /customers?id= and ?external_customer_id=: partial updates
     renamed = known(sdk.customers.update_customer(id=created.id, name="Ada King"))
-    assert (renamed.name, renamed.email, renamed.metadata) == ("Ada King", "ada@example.test", {"tier": "gold"})
+    assert (renamed.name, renamed.email, renamed.metadata) == (
+        "Ada King",
+        "ada@example.test",
+        {"tier": "gold"},
+    )
     moved = known(sdk.customers.update_customer(external_customer_id="cust-ada", address_city="Ockham"))
     assert (moved.id, moved.address_city, moved.name) == (created.id, "Ockham", "Ada King")
 
@@ -80,7 +92,12 @@ def test_errors_carry_our_code_and_status(sdk: Flexprice, http: TestClient) -> N
 def test_users_and_api_keys(sdk: Flexprice, http: TestClient, setup: BootstrapResult) -> None:
     me = known(sdk.users.get_user_info())
     assert isinstance(me, models.UserResponse)
-    assert (me.id, me.email, me.type, me.roles) == (setup.owner.id, "owner@acme.test", "user", ["super_admin"])
+    assert (me.id, me.email, me.type, me.roles) == (
+        setup.owner.id,
+        "owner@acme.test",
+        "user",
+        ["super_admin"],
+    )
 
     reader = known(sdk.users.create_user(type_="service_account", name="reporting", roles=["all_reader"]))
     assert isinstance(reader, models.CreateUserResponse)
@@ -93,7 +110,9 @@ def test_users_and_api_keys(sdk: Flexprice, http: TestClient, setup: BootstrapRe
     person = known(sdk.users.create_user(type_="user", email="grace@acme.test", name="Grace"))
     assert (person.type, person.email) == ("user", "grace@acme.test") and person.password
 
-    issued = known(sdk.secrets.create_api_key(name="reporting key", type_="private_key", service_account_id=reader.id))
+    issued = known(
+        sdk.secrets.create_api_key(name="reporting key", type_="private_key", service_account_id=reader.id)
+    )
     assert isinstance(issued, models.CreateAPIKeyResponse)
     assert issued.api_key.startswith("sk_")
     secret = issued.secret
