@@ -89,6 +89,11 @@ def test_entitlements_and_addons(sdk: Flexprice, env: Scoped) -> None:
     assert [e.feature_id for e in found.items] == [seats.id]
     of_plan = known(sdk.entitlements.get_plan_entitlements(id=plan.id))
     assert {e.feature_id for e in of_plan.items} == {api.id, sso.id, seats.id}
+    (expanded,) = known(
+        sdk.plans.query_plan(plan_ids=[plan.id], expand="prices,entitlements,credit_grants")
+    ).items
+    assert {e.id for e in expanded.entitlements} == {e.id for e in of_plan.items}
+    assert (expanded.prices, expanded.credit_grants) == ([], [])
     assert known(sdk.entitlements.delete_entitlement(id=bulk.items[0].id)).message
     assert {e.feature_id for e in sdk.entitlements.get_plan_entitlements(id=plan.id).items} == {
         api.id,

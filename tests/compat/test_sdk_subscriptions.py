@@ -87,6 +87,14 @@ def test_subscribe_activate_and_find(sdk: Flexprice, env: Scoped, clock: TestClo
     assert isinstance(v2, models.SubscriptionResponseV2)
     assert (v2.id, v2.plan_prices_out_of_sync, len(v2.line_items)) == (sub.id, False, 2)
     assert sdk.subscriptions.get_subscription_v2(id=sub.id).line_items is None  # only when expanded
+    everything = "coupon_associations,credit_grants,subscription_line_items,phases"
+    full = known(sdk.subscriptions.get_subscription_v2(id=sub.id, expand=everything))
+    assert (full.coupon_associations, full.credit_grants, full.phases, len(full.line_items)) == (
+        [],
+        [],
+        [],
+        2,
+    )
 
     draft = known(
         sdk.subscriptions.create_subscription(
