@@ -59,7 +59,7 @@ def test_round_trip(client: TestClient, test_key: dict[str, str], ids: dict[str,
     assert (body["usage_limit"], body["usage_reset_period"], body["grant_quota"], body["is_enabled"]) == (
         1000,
         "MONTHLY",
-        50,
+        "50",
         True,
     )
     eid = body["id"]
@@ -117,7 +117,7 @@ def test_bulk_create_is_all_or_nothing(
     assert created.status_code == 201, created.text
     got = created.json()["items"]
     assert [(e["feature_id"], e["grant_quota"], e["entity_type"]) for e in got] == [
-        (ids["metered"], 100, "PLAN"),
+        (ids["metered"], "100", "PLAN"),
         (ids["boolean"], None, "ADDON"),
     ]
     assert_error(

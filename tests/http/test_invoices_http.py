@@ -56,7 +56,7 @@ def ingest(client: TestClient, headers: dict[str, str]) -> None:
     ]
     response = client.post("/v1/events/bulk", json={"events": billable + others}, headers=headers)
     assert response.status_code == 202, response.text
-    assert (response.json()["accepted"], response.json()["duplicate_ids"]) == (127, ["start-0"])
+    assert (response.json()["accepted"], response.json()["duplicates"]) == ("127", "1")
 
 
 def summary(invoice: dict[str, Any]) -> dict[str, Any]:

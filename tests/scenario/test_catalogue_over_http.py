@@ -301,7 +301,7 @@ def test_api_product_catalogue(client: TestClient, test_key: dict[str, str]) -> 
             "usage_limit": 100000,
             "usage_reset_period": "MONTHLY",
             "is_soft_limit": True,
-            "grant_quota": 1000,
+            "grant_quota": "1000",
         },
     )
     assert _get(client, h, f"/plans/{plan['id']}/entitlements")["items"] == [entitlement]

@@ -35,7 +35,7 @@ def test_the_same_batch_twice_is_stored_once(test_env: Scoped) -> None:
     assert first.accepted_ids == tuple(f"e{i}" for i in range(10)) and first.duplicate_ids == ()
     again = test_env.events.ingest_bulk(_batch(10))
     assert again.accepted_ids == () and again.duplicate_ids == tuple(f"e{i}" for i in range(10))
-    assert again.to_dict()["accepted"] == 0 and again.to_dict()["duplicates"] == 10
+    assert again.to_dict()["accepted"] == "0" and again.to_dict()["duplicates"] == "10"
     stored = test_env.events.get("e3")
     assert (stored.event_name, stored.external_customer_id, stored.properties) == (
         "api.request",
@@ -95,7 +95,7 @@ def test_defaults_empty_batch_and_cap(billing: Billing, test_env: Scoped, clock:
     )
     assert offset.accepted_ids == ("tz",)
     assert test_env.events.get("tz").timestamp == datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
-    assert test_env.events.ingest_bulk([]).to_dict()["accepted"] == 0
+    assert test_env.events.ingest_bulk([]).to_dict()["accepted"] == "0"
     billing.max_bulk_events = 3
     with pytest.raises(ValidationError) as caught:
         test_env.events.ingest_bulk(_batch(4))
@@ -333,8 +333,8 @@ def test_a_rejected_event_with_a_long_id_is_recorded(test_env: Scoped) -> None:
 
 def test_the_alerts_flag_is_recorded_and_checked(test_env: Scoped) -> None:
     result = test_env.events.ingest_bulk(_batch(1), evaluate_alerts_immediately=True)
-    assert result.evaluate_alerts_immediately and result.to_dict()["evaluate_alerts_immediately"] is True
-    assert test_env.events.ingest_bulk(_batch(1, "f")).to_dict()["evaluate_alerts_immediately"] is False
+    assert result.evaluate_alerts_immediately and result.to_dict()["evaluate_alerts_immediately"] == "true"
+    assert test_env.events.ingest_bulk(_batch(1, "f")).to_dict()["evaluate_alerts_immediately"] == "false"
     with pytest.raises(ValidationError) as caught:
         test_env.events.ingest_bulk(_batch(1, "g"), evaluate_alerts_immediately="yes")  # type: ignore[arg-type]
     assert caught.value.field == "evaluate_alerts_immediately"

@@ -286,3 +286,18 @@ def test_addons_own_items_like_plans(
     with pytest.raises(NotFound):
         test_env.addons.get_by_lookup_key("support")
     assert test_env.prices.list(status="archived", allow_expired_prices=True).total == 1
+
+
+def test_addon_metadata_holds_any_json(test_env: Scoped) -> None:
+    """The reference types add-on metadata as any JSON object (plans: strings only)."""
+    metadata = {"tier": 2, "regions": ["eu", "us"], "limits": {"seats": 5}, "beta": True, "note": None}
+    addon = test_env.addons.create(name="Boost", lookup_key="boost", metadata=metadata)
+    assert test_env.addons.get(addon.id).metadata == metadata
+    changed = test_env.addons.update(addon.id, metadata={"tier": 3})
+    assert test_env.addons.get(changed.id).metadata == {"tier": 3}
+    for bad in ({"x": float("nan")}, {"k" * 41: 1}, {"x": ["y" * 500]}):
+        with pytest.raises(ValidationError) as caught:
+            test_env.addons.create(name="Bad", lookup_key="bad", metadata=bad)
+        assert caught.value.field == "metadata"
+    with pytest.raises(ValidationError):
+        test_env.plans.create(name="Pro", metadata={"tier": 2})  # plans keep string values

@@ -201,7 +201,7 @@ class ApiKey(EnvironmentResource):
             "user_type": self.account_type.value,
             "expires_at": iso(self.expires_at),
             "status": self.status.value,
-            "provider": "billingkit",
+            "provider": "flexprice",  # the reference's SecretProvider for the platform's own keys
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
         }

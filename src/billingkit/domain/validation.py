@@ -45,6 +45,7 @@ __all__ = [
     "Identifier",
     "InputModel",
     "Int32",
+    "JsonMetadata",
     "Key",
     "Metadata",
     "Name",
@@ -312,6 +313,20 @@ Description = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Email = Annotated[str, AfterValidator(_email)]
 TimeZoneName = Annotated[str, AfterValidator(_timezone)]
 Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]
+
+
+def _json_metadata(value: dict[str, pydantic.JsonValue]) -> dict[str, pydantic.JsonValue]:
+    if len(value) > 50:
+        raise ValueError("at most 50 metadata keys")
+    for key, item in value.items():
+        text = item if isinstance(item, str) else json.dumps(item, allow_nan=False)
+        if len(key) > 40 or len(text) > 500:
+            raise ValueError("metadata keys are at most 40 and values at most 500 characters (as JSON)")
+    return value
+
+
+#: Metadata whose values may be any JSON (the reference's add-on metadata); same limits as ``Metadata``.
+JsonMetadata = Annotated[dict[str, pydantic.JsonValue], AfterValidator(_json_metadata)]
 
 
 def _exact_decimal(value: Any) -> Any:

@@ -14,7 +14,7 @@ from pydantic import Field
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Addon, AddonDetail, CreditGrant, Entitlement
 from billingkit.domain.queries import Filter, Op, Page
-from billingkit.domain.validation import Description, InputModel, Metadata, Name, NonEmptyStr
+from billingkit.domain.validation import Description, InputModel, JsonMetadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.credit_grants import CreditGrantInput, credit_grants_of
@@ -62,7 +62,7 @@ class AddonCreate(InputModel):
     name: Name
     lookup_key: Annotated[NonEmptyStr, Field(max_length=255)]
     description: Description | None = None
-    metadata: Metadata = {}
+    metadata: JsonMetadata = {}
     prices: list[PriceInput] = []
     entitlements: list[EntitlementInput] = []
     credit_grants: list[CreditGrantInput] = []
@@ -73,7 +73,7 @@ class AddonUpdate(PartialUpdate):
 
     name: Name | None = None
     description: Description | None = None
-    metadata: Metadata | None = None
+    metadata: JsonMetadata | None = None
 
 
 class AddonSearch(SearchRequest):

@@ -73,14 +73,14 @@ class IngestResult:
     # evaluation itself arrives with notifications (alerts), and will read this flag.
     evaluate_alerts_immediately: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str]:
+        """The answer of ``POST /events/bulk``: a map of strings, as the reference specifies (its SDK
+        refuses anything else), so the counts are decimal strings and the ids stay in the library."""
         return {
             "message": "Events accepted for processing",
-            "accepted": len(self.accepted_ids),
-            "duplicates": len(self.duplicate_ids),
-            "accepted_ids": list(self.accepted_ids),
-            "duplicate_ids": list(self.duplicate_ids),
-            "evaluate_alerts_immediately": self.evaluate_alerts_immediately,
+            "accepted": str(len(self.accepted_ids)),
+            "duplicates": str(len(self.duplicate_ids)),
+            "evaluate_alerts_immediately": "true" if self.evaluate_alerts_immediately else "false",
         }
 
 

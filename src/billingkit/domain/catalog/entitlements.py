@@ -95,7 +95,12 @@ class Entitlement(EnvironmentResource):
         return f"<Entitlement {self.id} {self.feature_id} on {self.entity_type.value} {self.entity_id}>"
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The wire form: as stored, but ``grant_quota`` is a decimal string, the reference's type
+        (its SDK refuses a JSON number there); the model keeps the whole number."""
+        body = self.model_dump(mode="json")
+        if self.grant_quota is not None:
+            body["grant_quota"] = str(self.grant_quota)
+        return body
 
 
 def check_entitlement(entitlement: Entitlement) -> None:

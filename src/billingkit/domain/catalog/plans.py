@@ -35,7 +35,7 @@ class Addon(EnvironmentResource):
     name: str
     lookup_key: str
     description: str | None = None
-    metadata: dict[str, str] = {}
+    metadata: dict[str, Any] = {}  # any JSON values, as the reference allows for add-ons
 
     def __repr__(self) -> str:
         return f"<Addon {self.id} {self.name!r}>"

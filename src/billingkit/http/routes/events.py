@@ -7,7 +7,7 @@ import json
 from typing import Annotated, Any
 
 import msgspec
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -104,21 +104,23 @@ _OBJECT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 
 # The body dependency comes first: FastAPI reads and parses the body before it authenticates.
+#: Set on every ``POST /events`` answer: ``true`` when the event id was already stored (nothing was
+#: written). The body stays a map of strings, the reference's shape, which its SDK parses strictly.
+DUPLICATE_HEADER = "Billingkit-Duplicate"
+
+
 @router.post("", status_code=202, openapi_extra=_OBJECT_BODY)
-def ingest_event(body: JsonBody, caller: EnvCaller) -> dict[str, Any]:
+def ingest_event(body: JsonBody, caller: EnvCaller, response: Response) -> dict[str, str]:
     result = caller.events.ingest(_object(body))
     event_id = (result.accepted_ids or result.duplicate_ids)[0]
-    return {
-        "message": "Event accepted for processing",
-        "event_id": event_id,
-        "duplicate": not result.accepted_ids,
-    }
+    response.headers[DUPLICATE_HEADER] = "false" if result.accepted_ids else "true"
+    return {"message": "Event accepted for processing", "event_id": event_id}
 
 
 @router.post("/bulk", status_code=202, openapi_extra=_OBJECT_BODY)
-def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, Any]:
-    """Body ``{"events": [...], "evaluate_alerts_immediately": false}``; the response adds counts
-    and ids to the reference's message."""
+def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, str]:
+    """Body ``{"events": [...], "evaluate_alerts_immediately": false}``; the response adds the
+    counts (as strings: the reference's answer is a map of strings) to the reference's message."""
     request = _object(body)
     events = request.get("events")
     if not isinstance(events, list):
@@ -127,11 +129,17 @@ def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, Any]:
     return caller.events.ingest_bulk(events, evaluate_alerts_immediately=alerts).to_dict()
 
 
+_EventId = Annotated[str | None, Query(min_length=1, max_length=255)]
+
+
 @router.get("/lookup")
-def lookup_event(
-    caller: EnvCaller, event_id: Annotated[str, Query(min_length=1, max_length=255)]
-) -> dict[str, Any]:
-    return event_to_dict(caller.events.get(event_id), str(caller.environment_id))
+def lookup_event(caller: EnvCaller, id: _EventId = None, event_id: _EventId = None) -> dict[str, Any]:
+    """The reference's ``GetEventByIDResponse``: ``{"event": {...}}``. The id is ``id`` (the
+    reference's name); ``event_id`` is still read when ``id`` is absent."""
+    wanted = id if id is not None else event_id
+    if wanted is None:
+        raise ValidationError("id is required", field="id")
+    return {"event": event_to_dict(caller.events.get(wanted), str(caller.environment_id))}
 
 
 _QUERY_FIELDS = (
