@@ -9,30 +9,13 @@ import pytest
 
 from billingkit import Billing, TestClock, Worker
 from billingkit.storage.memory import MemoryStorage
+from tests.stories import weekly_subscription
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def _weekly(billing: Billing) -> str:
-    setup = billing.bootstrap()
-    scoped = billing.scope(setup.tenant.id, setup.environments[0][0].id)
-    plan = scoped.plans.create(
-        name="Weekly",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "7",
-                "currency": "usd",
-                "billing_period": "WEEKLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
-    customer = scoped.customers.create(external_id="w-1", name="W")
-    return scoped.subscriptions.create(
-        customer_id=customer.id, plan_id=plan.id, currency="usd", billing_period="WEEKLY"
-    ).id
+    return weekly_subscription(billing, "w-1")[1].id
 
 
 def test_a_started_worker_bills_due_periods_and_stops() -> None:

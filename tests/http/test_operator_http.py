@@ -16,6 +16,7 @@ from billingkit.http import create_app
 from billingkit.storage.memory import MemoryStorage
 from billingkit.storage.sql import SqlStorage
 from tests.http.conftest import assert_error
+from tests.stories import weekly_subscription
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -85,27 +86,9 @@ def test_operator_endpoints_live_outside_v1_and_the_api_document(client: TestCli
 
 
 def _weekly_subscription(billing: Billing) -> dict[str, str]:
-    """A weekly in-advance subscription (its opening invoice is issued at creation); the test
-    environment's API key header."""
-    setup = billing.bootstrap()
-    scoped = billing.scope(setup.tenant.id, setup.environments[0][0].id)
-    plan = scoped.plans.create(
-        name="Weekly",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "7",
-                "currency": "usd",
-                "billing_period": "WEEKLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
-    customer = scoped.customers.create(external_id="m-1", name="M")
-    scoped.subscriptions.create(
-        customer_id=customer.id, plan_id=plan.id, currency="usd", billing_period="WEEKLY"
-    )
+    """The test environment's API key header of a tenant with one weekly in-advance subscription
+    (its opening invoice is issued at creation)."""
+    setup, _ = weekly_subscription(billing, "m-1")
     return {"x-api-key": setup.environments[0][1].api_key}
 
 

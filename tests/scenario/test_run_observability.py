@@ -14,6 +14,7 @@ from billingkit.facade import BillingObserver
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.events import IngestResult
 from billingkit.storage.sql import SqlStorage
+from tests.stories import weekly_subscription
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -36,25 +37,7 @@ class Recorder(BillingObserver):
 
 
 def _weekly(billing: Billing) -> tuple[str, str]:
-    setup = billing.bootstrap()
-    scoped = billing.scope(setup.tenant.id, setup.environments[0][0].id)
-    plan = scoped.plans.create(
-        name="Weekly",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "7",
-                "currency": "usd",
-                "billing_period": "WEEKLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
-    customer = scoped.customers.create(external_id="o-1", name="O")
-    scoped.subscriptions.create(
-        customer_id=customer.id, plan_id=plan.id, currency="usd", billing_period="WEEKLY"
-    )
+    setup, _ = weekly_subscription(billing, "o-1")
     return setup.tenant.id, setup.environments[0][0].id
 
 
