@@ -294,4 +294,9 @@ def test_openapi_documents_errors_and_no_422(client: TestClient) -> None:
             assert op["responses"][status]["content"]["application/json"]["schema"] == error, (method, path)
         names = [p["name"].lower() for p in op.get("parameters", []) if p["in"] == "header"]
         assert "x-api-key" not in names and "authorization" not in names, (method, path)
+        # 503 is only the readiness probe's (outside the document); 429 only sign-in's.
+        assert "503" not in op["responses"], (method, path)
+        assert ("429" in op["responses"]) == (path == "/v1/auth/login"), (method, path)
+    throttled = doc["paths"]["/v1/auth/login"]["post"]["responses"]["429"]
+    assert throttled["content"]["application/json"]["schema"] == error
     assert doc["paths"]["/v1/customers"]["get"]["security"] == [{"ApiKeyAuth": []}, {"BearerAuth": []}]

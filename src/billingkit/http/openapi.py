@@ -3,9 +3,11 @@
 FastAPI documents a 422 that is never sent (invalid input is a 400) and no error bodies at all.
 :func:`install_openapi` post-processes the generated document once, for every route:
 
-- every error status the adapter can send is documented on every operation with the error body
+- every error status any route can send is documented on every operation with the error body
   ``{code, http_status_code, message[, details]}`` (``Error``); the statuses are those of the
-  error classes in :mod:`billingkit.errors`, so a new error class is documented by itself;
+  error classes in :mod:`billingkit.errors`, so a new error class is documented by itself, except
+  those only a few routes send (:data:`ROUTE_SPECIFIC`), which a route declares with FastAPI's
+  ``responses=`` and which then get the error body too;
 - FastAPI's 422 and its ``HTTPValidationError`` schemas go;
 - the ``x-api-key`` and ``Authorization`` headers are the ``ApiKeyAuth`` and ``BearerAuth``
   security schemes instead of optional header parameters.
@@ -21,7 +23,7 @@ from fastapi.openapi.utils import get_openapi
 
 from billingkit import errors
 
-__all__ = ["ERROR_SCHEMA", "error_statuses", "install_openapi"]
+__all__ = ["ERROR_SCHEMA", "ROUTE_SPECIFIC", "error_statuses", "install_openapi"]
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -40,6 +42,11 @@ _SECURITY_SCHEMES = {
     "BearerAuth": {"type": "http", "scheme": "bearer", "description": "a session token from /v1/auth/login"},
 }
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+#: Statuses only some routes send: 429 (sign-in throttling, ``POST /v1/auth/login``) and 503 (the
+#: readiness probe, outside the document). Routes that send them declare them.
+ROUTE_SPECIFIC = frozenset({429, 503})
 
 
 def error_statuses() -> list[int]:
@@ -61,7 +68,7 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
     schemas["Error"] = ERROR_SCHEMA
     components["securitySchemes"] = _SECURITY_SCHEMES
     ref = {"$ref": "#/components/schemas/Error"}
-    statuses = error_statuses()
+    statuses = [status for status in error_statuses() if status not in ROUTE_SPECIFIC]
     for item in schema.get("paths", {}).values():
         for method in _METHODS:
             operation = item.get(method)
@@ -78,14 +85,10 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
                 operation["security"] = [{_AUTH_HEADERS[name]: []} for name in auth]
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            for status in statuses:
-                responses.setdefault(
-                    str(status),
-                    {
-                        "description": HTTPStatus(status).phrase,
-                        "content": {"application/json": {"schema": ref}},
-                    },
-                )
+            declared = [int(code) for code in responses if code.isdigit() and int(code) in ROUTE_SPECIFIC]
+            for status in (*statuses, *declared):
+                response = responses.setdefault(str(status), {"description": HTTPStatus(status).phrase})
+                response.setdefault("content", {"application/json": {"schema": ref}})
     return schema
 
 

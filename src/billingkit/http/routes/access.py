@@ -59,7 +59,10 @@ class LoginRequest(InputModel):
     environment_id: str | None = None
 
 
-@router.post("/auth/login")
+@router.post(
+    "/auth/login",
+    responses={429: {"description": "too many failed sign-ins for this email; see the Retry-After header"}},
+)
 def login(request: Request, body: LoginRequest) -> dict[str, Any]:
     billing: Billing = request.app.state.billing
     token, account = billing.login(
