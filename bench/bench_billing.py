@@ -635,8 +635,8 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
         else (" target >= 1,000/s: " + ("met" if rate >= TARGET_PER_SECOND else "MISSED"))
     )
     print(
-        f"  run_due: {report.subscriptions:,} subscriptions, {report.invoice_count:,} invoices, "
-        f"{report.notifications:,} notifications, {len(report.failures)} failures in {seconds:.2f}s "
+        f"  run_due: {report.subscription_count:,} subscriptions, {report.invoice_count:,} invoices, "
+        f"{report.notification_count:,} notifications, {len(report.failures)} failures in {seconds:.2f}s "
         f"({cpu:.2f}s of CPU in this process): "
         f"{rate:,.0f} invoices/s{verdict}"
     )

@@ -203,8 +203,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         if report is None:
             return 1
         print(
-            f"{report.subscriptions} subscriptions, {report.invoice_count} invoices, "
-            f"{report.notifications} notifications, {len(report.failures)} failures"
+            f"{report.subscription_count} subscriptions, {report.invoice_count} invoices, "
+            f"{report.notification_count} notifications, {len(report.failures)} failures"
         )
         return 0
     # SIGTERM (docker stop, systemd) ends the loop after the current run, like Ctrl-C.

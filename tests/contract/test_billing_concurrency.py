@@ -147,7 +147,7 @@ def run_together(fx: Fixture, *, loop: bool) -> list[list[RunReport]]:
         while True:
             report = billing.run_due(batch_size=BATCH)
             reports.append(report)
-            if not loop or report.subscriptions == 0:
+            if not loop or report.subscription_count == 0:
                 return reports
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -231,7 +231,7 @@ def test_two_runners_on_postgres_bill_each_period_once(postgres: SqlStorage, slo
         fx.clock.set(add_months(RUN_AT, 1))
         runs = run_together(fx, loop=True)
         check(fx, runs, ended=3, rounds=2)
-        assert all(run[-1].subscriptions == 0 for run in runs)
+        assert all(run[-1].subscription_count == 0 for run in runs)
     finally:
         fx.second.close()
 
@@ -241,6 +241,6 @@ def test_two_runners_on_one_sqlite_file_bill_each_period_once(sqlite: SqlStorage
     try:
         runs = run_together(fx, loop=True)
         check(fx, runs, ended=2, rounds=1)
-        assert all(run[-1].subscriptions == 0 for run in runs)
+        assert all(run[-1].subscription_count == 0 for run in runs)
     finally:
         fx.second.close()

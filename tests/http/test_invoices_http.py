@@ -305,7 +305,7 @@ def test_billing_period_over_http(
     # before the end, which moves the subscription to version 2).
     clock.set(datetime(2026, 6, 1, 9, 29, 59, tzinfo=UTC))
     early = billing.run_due()
-    assert (early.invoices, early.notifications) == ([], 1)
+    assert (early.invoices, early.notification_count) == ([], 1)
     assert totals(client, test_key) == (1, 1)
 
     clock.set(datetime(2026, 6, 1, 9, 30, tzinfo=UTC))

@@ -72,7 +72,7 @@ def test_a_failing_observer_is_logged_and_billing_goes_on(caplog: pytest.LogCapt
 
     billing = Billing(clock=TestClock(T0))
     billing.observe(Broken())
-    assert billing.run_due().subscriptions == 0
+    assert billing.run_due().subscription_count == 0
     assert "billing observer" in caplog.text and "observer bug" in caplog.text
 
 

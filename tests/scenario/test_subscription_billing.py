@@ -318,7 +318,7 @@ def test_draft_is_not_billed_until_activated_with_a_new_start(make_world: Any) -
     assert w.invoices(sub) == []
 
     report = w.run(at(2024, 3, 15))  # well past the draft's first period end
-    assert (report.subscriptions, report.invoices, report.notifications) == (0, [], 0)
+    assert (report.subscription_count, report.invoices, report.notification_count) == (0, [], 0)
     draft = w.sub(sub)
     assert draft.subscription_status is SubscriptionStatus.DRAFT
     assert draft.version == 1
@@ -412,7 +412,7 @@ def test_end_date_bills_the_last_period_then_cancels(make_world: Any) -> None:
     assert [e.entity_id for e in w.events("subscription.cancelled")] == [sub.id]
 
     report = w.run(at(2024, 12, 1))
-    assert (report.subscriptions, report.invoices) == (0, [])
+    assert (report.subscription_count, report.invoices) == (0, [])
     assert len(w.invoices(sub)) == 4
 
 
@@ -538,7 +538,7 @@ def test_an_unbillable_subscription_is_reported_stays_due_and_the_others_are_bil
     assert [inv.subscription_id for inv in report.invoices] == [good.id]
     assert report.invoices[0].amount_due == D("32.50")  # 100 x 0.10 + 50 x 0.05 + 20.00
     assert [(sub_id, code) for sub_id, code, _ in report.failures] == [(bad.id, "validation_error")]
-    assert report.subscriptions == 1
+    assert report.subscription_count == 1
     still = w.sub(bad)
     assert (still.version, still.current_period_end, still.next_run_at) == (
         broken.version,
@@ -558,8 +558,8 @@ def test_a_run_can_count_invoices_without_keeping_them(make_world: Any) -> None:
         w.billing.run_due(at(2024, 3, 1), batch_size=0)
     w.clock.set(at(2024, 3, 1))
     report = w.billing.run_due(batch_size=2, keep_invoices=False)  # two batches
-    assert (report.subscriptions, report.invoices, report.invoice_count) == (3, [], 3)
-    assert (report.subscription_count, report.notification_count) == (3, 3)  # the counts, by name
+    assert (report.subscription_count, report.invoices, report.invoice_count) == (3, [], 3)
+    assert report.notification_count == 3
     assert repr(report) == "<RunReport 3 subscriptions, 3 invoices, 3 notifications, 0 failures>"
     for sub in subs:
         cycle = [inv for inv in w.invoices(sub) if inv.billing_reason is BillingReason.SUBSCRIPTION_CYCLE]
@@ -577,7 +577,7 @@ def test_rerun_at_the_same_instant_issues_nothing(make_world: Any) -> None:
     notified = len(w.events())
 
     second = w.run()
-    assert (second.subscriptions, second.invoices, second.notifications, second.failures) == (0, [], 0, [])
+    assert (second.subscription_count, second.invoices, second.notification_count, second.failures) == (0, [], 0, [])
     assert [inv.id for inv in w.invoices(sub)] == stored
     assert w.sub(sub).version == version
     assert len(w.events()) == notified

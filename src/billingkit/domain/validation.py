@@ -291,11 +291,14 @@ def _timezone(value: str) -> str:
     return value
 
 
-def _metadata(value: dict[str, str]) -> dict[str, str]:
+def _metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """At most 50 keys of at most 40 characters, each value at most 500 characters (a value that
+    is not text is measured as JSON: add-on metadata holds any JSON)."""
     if len(value) > 50:
         raise ValueError("at most 50 metadata keys")
     for key, item in value.items():
-        if len(key) > 40 or len(item) > 500:
+        text = item if isinstance(item, str) else json.dumps(item, allow_nan=False)
+        if len(key) > 40 or len(text) > 500:
             raise ValueError("metadata keys are at most 40 and values at most 500 characters")
     return value
 
@@ -315,18 +318,8 @@ TimeZoneName = Annotated[str, AfterValidator(_timezone)]
 Metadata = Annotated[dict[str, str], AfterValidator(_metadata)]
 
 
-def _json_metadata(value: dict[str, pydantic.JsonValue]) -> dict[str, pydantic.JsonValue]:
-    if len(value) > 50:
-        raise ValueError("at most 50 metadata keys")
-    for key, item in value.items():
-        text = item if isinstance(item, str) else json.dumps(item, allow_nan=False)
-        if len(key) > 40 or len(text) > 500:
-            raise ValueError("metadata keys are at most 40 and values at most 500 characters (as JSON)")
-    return value
-
-
 #: Metadata whose values may be any JSON (the reference's add-on metadata); same limits as ``Metadata``.
-JsonMetadata = Annotated[dict[str, pydantic.JsonValue], AfterValidator(_json_metadata)]
+JsonMetadata = Annotated[dict[str, pydantic.JsonValue], AfterValidator(_metadata)]
 
 
 def _exact_decimal(value: Any) -> Any:

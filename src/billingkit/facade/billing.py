@@ -254,9 +254,9 @@ class Billing:
             logging.WARNING if report.failures else logging.INFO,
             "billing_run",
             status="completed",
-            subscriptions=report.subscriptions,
+            subscriptions=report.subscription_count,
             invoices=report.invoice_count,
-            notifications=report.notifications,
+            notifications=report.notification_count,
             failures=len(report.failures),
             duration_ms=seconds * 1000,
         )
@@ -322,11 +322,11 @@ class Billing:
 
     @staticmethod
     def _merge(report: RunReport, part: RunReport, skipped: set[str], keep_invoices: bool) -> None:
-        report.subscriptions += part.subscriptions
+        report.subscription_count += part.subscription_count
         report.invoice_count += part.invoice_count
         if keep_invoices:
             report.invoices += part.invoices
-        report.notifications += part.notifications
+        report.notification_count += part.notification_count
         report.failures += part.failures
         skipped.update(failure[0] for failure in part.failures)
 

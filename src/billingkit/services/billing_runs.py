@@ -48,32 +48,21 @@ log = logging.getLogger("billingkit.billing")
 
 @dataclass(slots=True)
 class RunReport:
-    """What a billing run did: ``subscriptions`` (a count) billed, invoices issued (``invoices``,
-    the list, in order, unless the run was asked not to keep them; ``invoice_count`` either way),
-    ``notifications`` (a count) recorded, and ``failures``: the subscriptions it could not bill
-    (id, error code, message), which stay due. ``subscription_count`` and ``notification_count``
-    name the two counts unambiguously."""
+    """What a billing run did: ``subscription_count`` subscriptions billed, invoices issued
+    (``invoices``, in order, unless the run was asked not to keep them; ``invoice_count`` either
+    way), ``notification_count`` notifications recorded, and ``failures``: the subscriptions it
+    could not bill (id, error code, message), which stay due."""
 
-    subscriptions: int = 0
+    subscription_count: int = 0
     invoices: list[Invoice] = field(default_factory=list)
-    notifications: int = 0
+    notification_count: int = 0
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     invoice_count: int = 0
 
-    @property
-    def subscription_count(self) -> int:
-        """How many subscriptions the run billed (the same number as ``subscriptions``)."""
-        return self.subscriptions
-
-    @property
-    def notification_count(self) -> int:
-        """How many notifications the run recorded (the same number as ``notifications``)."""
-        return self.notifications
-
     def __repr__(self) -> str:
         return (
-            f"<RunReport {self.subscriptions} subscriptions, {self.invoice_count} invoices, "
-            f"{self.notifications} notifications, {len(self.failures)} failures>"
+            f"<RunReport {self.subscription_count} subscriptions, {self.invoice_count} invoices, "
+            f"{self.notification_count} notifications, {len(self.failures)} failures>"
         )
 
 
@@ -186,7 +175,7 @@ def _bill_scope(
     events: list[NotificationEvent] = []
     changes: list[tuple[Subscription, Subscription]] = []
     for one in billed:
-        report.subscriptions += 1
+        report.subscription_count += 1
         sub, updated = one.claimed, one.updated
         per_step = iter(one.invoiced)
         for step in one.plan.steps:
@@ -208,7 +197,7 @@ def _bill_scope(
     notifications.record_many(uow, ctx, events)
     report.invoices += stored
     report.invoice_count += len(stored)
-    report.notifications += len(events)
+    report.notification_count += len(events)
 
 
 def bill_claimed(
