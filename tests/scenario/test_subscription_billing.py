@@ -577,7 +577,8 @@ def test_rerun_at_the_same_instant_issues_nothing(make_world: Any) -> None:
     notified = len(w.events())
 
     second = w.run()
-    assert (second.subscription_count, second.invoices, second.notification_count, second.failures) == (0, [], 0, [])
+    assert (second.subscription_count, second.notification_count) == (0, 0)
+    assert (second.invoices, second.failures) == ([], [])
     assert [inv.id for inv in w.invoices(sub)] == stored
     assert w.sub(sub).version == version
     assert len(w.events()) == notified

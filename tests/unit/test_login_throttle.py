@@ -46,6 +46,25 @@ def test_memory_is_bounded_and_stale_keys_are_forgotten() -> None:
     assert len(throttle) == 2
 
 
+def test_flooding_the_table_does_not_free_a_locked_key() -> None:
+    throttle = LoginThrottle(max_entries=3)
+    for _ in range(5):
+        throttle.attempt("victim@b.test", T0)  # locked now, and the oldest key
+    for i in range(10):
+        throttle.attempt(f"made-up-{i}@b.test", T0 + timedelta(seconds=1 + i))
+    assert len(throttle) == 3
+    with pytest.raises(TooManyRequests):
+        throttle.attempt("victim@b.test", T0 + timedelta(seconds=20))
+    # A table of locked keys still counts a new key's attempts (the oldest locked one goes).
+    full = LoginThrottle(max_entries=2)
+    for name in ("a", "b", "c"):
+        for _ in range(5):
+            full.attempt(name, T0)
+    assert len(full) == 2
+    with pytest.raises(TooManyRequests):
+        full.attempt("c", T0)
+
+
 def test_forgetting_resets_the_lockout_level() -> None:
     throttle = LoginThrottle()
     for _ in range(5):

@@ -35,7 +35,8 @@ class LoginThrottle:
       ``lockout``; each further lockout without a success doubles it, up to ``max_lockout``.
       After a lockout ends the count starts again from zero.
     - A key with no attempt for ``forget_after`` (and not locked) is forgotten, lockout level
-      included. At most ``max_entries`` keys are kept; past that the least recently tried is dropped.
+      included. At most ``max_entries`` keys are kept; past that the least recently tried key that
+      is not locked is dropped (a locked one only when all are).
 
     Thread-safe: one lock guards the table.
     """
@@ -85,8 +86,8 @@ class LoginThrottle:
             if entry is None:
                 entry = _Entry(window_start=now, last_attempt=now)
                 self._entries[key] = entry
-                while len(self._entries) > self.max_entries:
-                    self._entries.popitem(last=False)
+                if len(self._entries) > self.max_entries:
+                    self._drop_one(now, keep=key)
             if entry.failures == 0 or now - entry.window_start >= self.window:
                 entry.failures = 0
                 entry.window_start = now
@@ -107,6 +108,16 @@ class LoginThrottle:
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
+
+    def _drop_one(self, now: datetime, *, keep: str) -> None:
+        # The least recently tried key that is not locked: flooding the table with made-up emails
+        # must not free a locked key for more guesses. Only when every key is locked does the
+        # oldest go (memory stays bounded either way). ``keep`` is the key just added.
+        for key, entry in self._entries.items():
+            if key != keep and (entry.locked_until is None or now >= entry.locked_until):
+                del self._entries[key]
+                return
+        self._entries.popitem(last=False)
 
     def _forget_stale(self, now: datetime) -> None:
         # Entries are ordered by last attempt, so the stale ones are at the front.
