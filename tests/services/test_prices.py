@@ -595,7 +595,10 @@ def test_bulk_create_is_all_or_nothing(test_env: Scoped, plan_id: str, meter_id:
 
 def test_shared_owner_functions(test_env: Scoped, plan_id: str) -> None:
     first = test_env.prices.create(**fixed(plan_id, lookup_key="k"))
-    data = svc.PriceInput.model_validate(fixed(plan_id, type="USAGE", invoice_cadence="ARREAR"))
+    owned = fixed(plan_id, type="USAGE", invoice_cadence="ARREAR")
+    data = svc.PriceInput.model_validate(
+        {k: v for k, v in owned.items() if k not in ("entity_type", "entity_id")}
+    )
     with pytest.raises(ValidationError) as caught:
         test_env.run(
             svc.add_owned_price,

@@ -165,6 +165,9 @@ class PriceUnitConfigInput(InputModel):
 class PriceInput(InputModel):
     """A price's fields without its owner (plans and add-ons embed these)."""
 
+    # The reference's per-price event filters are not supported: refused when given, since
+    # dropping them would price events the caller meant to leave out.
+    not_supported = frozenset({"filter_values"})
     amount: Amount | None = None
     currency: CurrencyCode
     type: PriceType
@@ -233,6 +236,7 @@ class PriceSearch(SearchRequest):
     """The reference's ``PriceFilter``. Prices ended at or before now are left out unless
     ``allow_expired_prices``."""
 
+    not_supported = frozenset({"start_date_lt"})
     price_ids: list[str] | None = None
     plan_ids: list[str] | None = None
     subscription_id: str | None = None

@@ -180,6 +180,18 @@ class SubscriptionActivate(InputModel):
 
 
 class SubscriptionSearch(SearchRequest):
+    # Reference filters this version does not have are refused when given (ignoring a filter
+    # would answer with subscriptions the caller left out); there are no coupon associations to
+    # load, so asking for them changes nothing.
+    not_supported = frozenset(
+        {
+            "effective_date_for_update",
+            "invoicing_customer_ids",
+            "parent_subscription_ids",
+            "trial_end_due_lte",
+        }
+    )
+    ignored = frozenset({"with_coupon_associations"})
     subscription_ids: list[str] | None = None
     customer_id: str | None = None
     customer_ids: list[str] | None = None
