@@ -209,10 +209,13 @@ class InputModel(BaseModel):
     def _check_raw_input(cls, data: Any) -> Any:
         # A BillingError is not a ValueError, so pydantic lets it through unchanged: the error
         # keeps the field path found here (pydantic would report it against the whole model).
-        if isinstance(data, dict):
-            check_storable(data)
-            if not cls._accepted.issuperset(data):
-                return cls._known_fields(data)
+        if not isinstance(data, dict):
+            if not isinstance(data, Mapping):
+                return data  # a model instance, or something pydantic refuses with its own error
+            data = dict(data)
+        check_storable(data)
+        if not cls._accepted.issuperset(data):
+            return cls._known_fields(data)
         return data
 
     @classmethod

@@ -165,9 +165,7 @@ class PriceUnitConfigInput(InputModel):
 class PriceInput(InputModel):
     """A price's fields without its owner (plans and add-ons embed these)."""
 
-    # The reference's per-price event filters are not supported: refused when given, since
-    # dropping them would price events the caller meant to leave out.
-    not_supported = frozenset({"filter_values"})
+    not_supported = frozenset({"filter_values"})  # per-price event filters: refused when given
     amount: Amount | None = None
     currency: CurrencyCode
     type: PriceType

@@ -180,9 +180,7 @@ class SubscriptionActivate(InputModel):
 
 
 class SubscriptionSearch(SearchRequest):
-    # Reference filters this version does not have are refused when given (ignoring a filter
-    # would answer with subscriptions the caller left out); there are no coupon associations to
-    # load, so asking for them changes nothing.
+    # Reference filters we lack are refused when given; there are no coupon associations to load.
     not_supported = frozenset(
         {
             "effective_date_for_update",
