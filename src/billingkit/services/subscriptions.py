@@ -19,11 +19,14 @@ Rules (``docs/billing-rules.md`` has worked examples):
   and moves a derived anchor to the new start.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
   highest price sequence the line items were built from.
+
+The status, trial and period rules themselves are pure functions in
+:mod:`billingkit.domain.subscription_lifecycle`; this module reads the store, calls them and writes.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -31,9 +34,9 @@ from pydantic import Field
 from billingkit.domain.access import Action
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
 from billingkit.domain.invoices import BillingReason
-from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule, Period
+from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
-from billingkit.domain.renewals import next_run_at
+from billingkit.domain.subscription_lifecycle import activate_draft, creation_status, opening
 from billingkit.domain.subscriptions import (
     CollectionMethod,
     PaymentBehavior,
@@ -52,7 +55,7 @@ from billingkit.domain.validation import (
     TimeZoneName,
     UtcDatetime,
 )
-from billingkit.errors import InvalidOperation, NotFound, ValidationError
+from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
@@ -212,21 +215,6 @@ def _refuse_unsupported(data: SubscriptionCreate) -> None:
             raise ValidationError(f"{name} is not supported by this version of billingkit", field=name)
 
 
-def _periods_from(
-    start: datetime,
-    end_date: datetime | None,
-    schedule: BillingSchedule,
-    trial_days: int,
-) -> tuple[Period, datetime | None, datetime | None]:
-    """(current period, trial start, trial end) of a subscription starting at ``start``."""
-    if trial_days:
-        trial_end = start + timedelta(days=trial_days)
-        if end_date is not None:
-            trial_end = min(trial_end, end_date)
-        return Period(start, trial_end), start, trial_end
-    return schedule.first_period(start, end_date=end_date), None, None
-
-
 def create_subscription(
     uow: UnitOfWork, ctx: Context, *, data: SubscriptionCreate, renewal_notice: timedelta | None = None
 ) -> Subscription:
@@ -292,17 +280,16 @@ def create_subscription(
         start=start,
     )
     trial_days = inherited_trial_days(data.trial_period_days, prices)
-    if requested is SubscriptionStatus.TRIALING and not trial_days:
-        raise ValidationError("a trialing subscription needs trial_period_days", field="subscription_status")
-    draft = requested is SubscriptionStatus.DRAFT
-    status = (
-        SubscriptionStatus.DRAFT
-        if draft
-        else SubscriptionStatus.TRIALING
-        if trial_days
-        else SubscriptionStatus.ACTIVE
+    status = creation_status(requested=requested, trial_days=trial_days)
+    draft = status is SubscriptionStatus.DRAFT
+    opened = opening(
+        status=status,
+        start=start,
+        end_date=data.end_date,
+        schedule=schedule,
+        trial_days=trial_days,
+        renewal_notice=renewal_notice,
     )
-    period, trial_start, trial_end = _periods_from(start, data.end_date, schedule, trial_days)
     sub_id = ctx.ids.new("subs")
     fields: dict[str, Any] = {
         "id": sub_id,
@@ -329,23 +316,17 @@ def create_subscription(
             }
         ),
         "customer_id": customer.id,
-        "subscription_status": status,
-        "billing_anchor": schedule.anchor,
+        **opened.fields(),
         # Remembered because an anchor equal to the start looks derived: a draft created on 5 May
         # with billing_anchor 5 May and activated on 12 May must still renew on the 5th.
         "billing_anchor_requested": data.billing_cycle is BillingCycle.ANNIVERSARY
         and data.billing_anchor is not None,
         "timezone": timezone,
         "start_date": start,
-        "trial_start": trial_start,
-        "trial_end": trial_end,
-        "current_period_start": period.start,
-        "current_period_end": period.end,
         "line_items": plan_line_items(
             uow, ctx, sub_id=sub_id, customer=customer, plan=plan, prices=prices, start=start
         ),
         "synced_price_sequence": next_sequence(uow, PriceEntityType.PLAN, plan.id) - 1,
-        "next_run_at": None if draft else next_run_at(status, period.start, period.end, None, renewal_notice),
     }
     sub = build(Subscription, fields)
     snapshot = load_snapshot(uow, [sub])
@@ -379,52 +360,8 @@ def activate_subscription(
     ``ValidationError`` on ``start_date``."""
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
-    if sub.subscription_status is not SubscriptionStatus.DRAFT:
-        raise InvalidOperation(
-            f"only draft subscriptions can be activated; {sub.id} is {sub.subscription_status.value}"
-        )
-    start = data.start_date or sub.start_date
-    if sub.end_date is not None and sub.end_date <= start:
-        raise ValidationError("start_date must be before the subscription's end_date", field="start_date")
-    # A requested anchor stays; a derived one (the old start) follows the new start.
-    schedule = BillingSchedule.for_start(
-        start,
-        period=sub.billing_period,
-        count=sub.billing_period_count,
-        cycle=sub.billing_cycle,
-        timezone=sub.timezone,
-        billing_anchor=sub.billing_anchor if sub.billing_anchor_requested else None,
-    )
-    trial_days = 0
-    if sub.trial_start is not None and sub.trial_end is not None:
-        trial_days = (sub.trial_end - sub.trial_start) // timedelta(days=1)
-    period, trial_start, trial_end = _periods_from(start, sub.end_date, schedule, trial_days)
-    status = SubscriptionStatus.TRIALING if trial_days else SubscriptionStatus.ACTIVE
-    # Lines that started with the draft move with it; a line whose price starts later keeps that.
-    lines = tuple(
-        line.model_copy(
-            update={
-                "start_date": start
-                if line.start_date is None or line.start_date == sub.start_date
-                else max(start, line.start_date)
-            }
-        )
-        for line in sub.line_items
-    )
-    activated = sub.model_copy(
-        update={
-            **ctx.touch(),
-            "subscription_status": status,
-            "start_date": start,
-            "billing_anchor": schedule.anchor,
-            "trial_start": trial_start,
-            "trial_end": trial_end,
-            "current_period_start": period.start,
-            "current_period_end": period.end,
-            "line_items": lines,
-            "next_run_at": next_run_at(status, period.start, period.end, None, renewal_notice),
-        }
-    )
+    activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
+    activated = activated.model_copy(update=ctx.touch())
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     notifications.record(
