@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from billingkit.domain.catalog import GroupEntityType, Price, PriceEntityType, check_price
+from billingkit.domain.input_rules import prefixed
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.errors import AlreadyExists, ValidationError
@@ -31,7 +32,6 @@ __all__ = [
     "copy_price",
     "next_sequence",
     "owner_filters",
-    "prefixed",
     "prepare_price",
     "prices_of",
 ]
@@ -85,13 +85,6 @@ def next_sequence(uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str)
         )
     )
     return page.items[0].sequence + 1 if page.items else 1
-
-
-def prefixed(exc: ValidationError, prefix: str) -> ValidationError:
-    if not prefix:
-        return exc
-    field = prefix + exc.field if exc.field else prefix.rstrip(".")
-    return ValidationError(exc.message, field=field, details={**exc.details, "field": field})
 
 
 def _check_references(uow: UnitOfWork, price: Price) -> None:

@@ -49,7 +49,8 @@ def tiers_of(values: Sequence[PriceTierInput] | None) -> tuple[PriceTier, ...] |
 
 
 def value_fields(uow: UnitOfWork, data: PriceInput) -> dict[str, Any]:
-    """The stored fields of ``data`` (custom unit resolved and converted); no cross-field checks."""
+    """The stored fields of ``data`` (custom unit resolved and converted). The fields agree with
+    each other already (``PriceInput`` checks that); this checks the unit exists and its currency."""
     fields = data.model_dump(
         exclude={"amount", "tiers", "transform_quantity", "price_unit_config", "entity_type", "entity_id"}
     )
@@ -58,18 +59,7 @@ def value_fields(uow: UnitOfWork, data: PriceInput) -> dict[str, Any]:
     fields["transform_quantity"] = data.transform_quantity.to_transform() if data.transform_quantity else None
     config = data.price_unit_config
     if data.price_unit_type is PriceUnitType.CUSTOM:
-        if config is None:
-            raise ValidationError(
-                "price_unit_config is required for CUSTOM prices", field="price_unit_config"
-            )
-        if data.amount is not None:
-            raise ValidationError(
-                "a CUSTOM price's amount is derived from price_unit_config.amount", field="amount"
-            )
-        if data.tiers is not None:
-            raise ValidationError(
-                "a CUSTOM price's tiers are derived from price_unit_config.price_unit_tiers", field="tiers"
-            )
+        assert config is not None  # PriceInput refuses a CUSTOM price without one
         unit = find_live_unit_by_code(uow, config.price_unit)
         if unit is None:
             raise ValidationError(
@@ -90,13 +80,8 @@ def value_fields(uow: UnitOfWork, data: PriceInput) -> dict[str, Any]:
             tiers=convert_tiers(unit_tiers, unit.conversion_rate),
         )
         return fields
-    if config is not None:
-        raise ValidationError("price_unit_config is only allowed on CUSTOM prices", field="price_unit_config")
-    amount = data.amount
-    if amount is None:
-        if data.billing_model is not BillingModel.TIERED:
-            raise ValidationError(f"amount is required for {data.billing_model.value} prices", field="amount")
-        amount = Decimal(0)
+    # Only a TIERED price may omit its amount (PriceInput refuses the others).
+    amount = data.amount if data.amount is not None else Decimal(0)
     fields.update(amount=amount, tiers=tiers_of(data.tiers))
     return fields
 

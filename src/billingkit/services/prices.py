@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import (
@@ -49,6 +49,8 @@ from billingkit.domain.catalog import (
     PriceUnitType,
     check_price,
 )
+from billingkit.domain.catalog.prices import check_price_terms
+from billingkit.domain.input_rules import prefixed, validate_naming_items
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, QuantityRounding, TierMode
 from billingkit.domain.queries import Filter, Op, Page
@@ -75,7 +77,6 @@ from billingkit.services.owned_prices import (
     all_prices,
     copy_price,
     next_sequence,
-    prefixed,
     prepare_price,
     prices_of,
 )
@@ -197,6 +198,57 @@ class PriceInput(InputModel):
     price_unit_config: PriceUnitConfigInput | None = None
     metadata: Metadata = {}
 
+    @model_validator(mode="after")
+    def _fields_agree(self) -> Self:
+        """The rules that compare this price's fields with each other (the meter, group and
+        pricing unit it names are looked up by the service)."""
+        config = self.price_unit_config
+        custom = self.price_unit_type is PriceUnitType.CUSTOM
+        if custom:
+            if config is None:
+                raise ValidationError(
+                    "price_unit_config is required for CUSTOM prices", field="price_unit_config"
+                )
+            if self.amount is not None:
+                raise ValidationError(
+                    "a CUSTOM price's amount is derived from price_unit_config.amount", field="amount"
+                )
+            if self.tiers is not None:
+                raise ValidationError(
+                    "a CUSTOM price's tiers are derived from price_unit_config.price_unit_tiers",
+                    field="tiers",
+                )
+        elif config is not None:
+            raise ValidationError(
+                "price_unit_config is only allowed on CUSTOM prices", field="price_unit_config"
+            )
+        elif self.amount is None and self.billing_model is not BillingModel.TIERED:
+            raise ValidationError(f"amount is required for {self.billing_model.value} prices", field="amount")
+        check_price_terms(
+            type=self.type,
+            meter_id=self.meter_id,
+            invoice_cadence=self.invoice_cadence,
+            billing_cadence=self.billing_cadence,
+            billing_period=self.billing_period,
+            billing_period_count=self.billing_period_count,
+            trial_period_days=self.trial_period_days,
+            start_date=self.start_date,
+            end_date=self.end_date,
+            billing_model=self.billing_model,
+            tier_mode=self.tier_mode,
+            has_tiers=bool(config.price_unit_tiers if config is not None and custom else self.tiers),
+            tiers_field="price_unit_config.price_unit_tiers" if custom else "tiers",
+            has_transform_quantity=self.transform_quantity is not None,
+        )
+        if (
+            custom
+            and config is not None
+            and self.billing_model is not BillingModel.TIERED
+            and config.amount is None
+        ):
+            raise ValidationError("price_unit_config.amount is required", field="price_unit_config.amount")
+        return self
+
 
 class PriceCreate(PriceInput):
     """``POST /prices``: a price and its owner (``PLAN`` or ``ADDON``)."""
@@ -207,6 +259,11 @@ class PriceCreate(PriceInput):
 
 class PriceBulkCreate(InputModel):
     items: Annotated[list[PriceCreate], Field(min_length=1, max_length=100)]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _name_the_item(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        return validate_naming_items(data, handler, field="items", item_model=PriceCreate)
 
 
 class PriceUpdate(PartialUpdate):

@@ -27,16 +27,27 @@ The status, trial and period rules themselves are pure functions in
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
 from billingkit.domain.invoices import BillingReason
-from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule
+from billingkit.domain.periods import (
+    MAX_PERIOD_COUNT,
+    BillingCycle,
+    BillingPeriod,
+    BillingSchedule,
+    check_billing_anchor,
+)
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
-from billingkit.domain.subscription_lifecycle import activate_draft, creation_status, opening
+from billingkit.domain.subscription_lifecycle import (
+    CREATABLE_STATUSES,
+    activate_draft,
+    creation_status,
+    opening,
+)
 from billingkit.domain.subscriptions import (
     CollectionMethod,
     PaymentBehavior,
@@ -168,6 +179,49 @@ class SubscriptionCreate(InputModel):
     checkout: Any = None
     auto_invoice_threshold: Any = None
 
+    @model_validator(mode="after")
+    def _fields_agree(self) -> Self:
+        """The rules that compare this request's fields with each other (those that need the
+        plan, the customer or the clock are checked by :func:`create_subscription`)."""
+        for name in _NOT_YET:
+            if getattr(self, name) not in (None, [], {}):
+                raise ValidationError(f"{name} is not supported by this version of billingkit", field=name)
+        if self.billing_period is BillingPeriod.ONETIME:
+            raise ValidationError("a subscription needs a recurring billing_period", field="billing_period")
+        if self.subscription_status not in (None, *CREATABLE_STATUSES):
+            raise ValidationError(
+                "subscription_status may only ask for draft, active or trialing", field="subscription_status"
+            )
+        if self.payment_behavior not in _BEHAVIOURS[self.collection_method]:
+            raise ValidationError(
+                f"payment_behavior {self.payment_behavior.value} does not go with collection_method "
+                f"{self.collection_method.value}",
+                field="payment_behavior",
+            )
+        self._check_commitment()
+        if self.start_date is not None and self.end_date is not None and self.end_date <= self.start_date:
+            raise ValidationError("end_date must be after start_date", field="end_date")
+        check_billing_anchor(billing_cycle=self.billing_cycle, billing_anchor=self.billing_anchor)
+        if self.trial_period_days == 0:  # an omitted one may be inherited from the plan's prices
+            creation_status(requested=self.subscription_status, trial_days=0)
+        return self
+
+    def _check_commitment(self) -> None:
+        amount, factor = self.commitment_amount, self.overage_factor
+        if amount is not None or factor is not None:
+            if amount is None or factor is None:
+                field = "commitment_amount" if amount is None else "overage_factor"
+                raise ValidationError("commitment_amount and overage_factor go together", field=field)
+            if amount <= 0:
+                raise ValidationError("commitment_amount must be greater than 0", field="commitment_amount")
+            if factor < 1:
+                raise ValidationError("overage_factor must be at least 1", field="overage_factor")
+        if self.commitment_duration not in (None, self.billing_period):
+            raise ValidationError(
+                "commitments over several billing periods are not supported by this version of billingkit",
+                field="commitment_duration",
+            )
+
 
 class SubscriptionActivate(InputModel):
     """``start_date`` (optional) replaces the draft's start date."""
@@ -209,12 +263,6 @@ class SubscriptionSearch(SearchRequest):
         return out
 
 
-def _refuse_unsupported(data: SubscriptionCreate) -> None:
-    for name in _NOT_YET:
-        if getattr(data, name) not in (None, [], {}):
-            raise ValidationError(f"{name} is not supported by this version of billingkit", field=name)
-
-
 def create_subscription(
     uow: UnitOfWork, ctx: Context, *, data: SubscriptionCreate, renewal_notice: timedelta | None = None
 ) -> Subscription:
@@ -223,44 +271,13 @@ def create_subscription(
     Raises ``ValidationError`` naming the field for bad input; nothing is written then.
     """
     ctx.require(ENTITY, Action.WRITE)
-    _refuse_unsupported(data)
     customer = find_customer(
         uow, customer_id=data.customer_id, external_customer_id=data.external_customer_id
     )
     plan = find_plan(uow, data.plan_id)
-    if data.billing_period is BillingPeriod.ONETIME:
-        raise ValidationError("a subscription needs a recurring billing_period", field="billing_period")
     requested = data.subscription_status
-    if requested not in (
-        None,
-        SubscriptionStatus.DRAFT,
-        SubscriptionStatus.ACTIVE,
-        SubscriptionStatus.TRIALING,
-    ):
-        raise ValidationError(
-            "subscription_status may only ask for draft, active or trialing", field="subscription_status"
-        )
-    if data.payment_behavior not in _BEHAVIOURS[data.collection_method]:
-        raise ValidationError(
-            f"payment_behavior {data.payment_behavior.value} does not go with collection_method "
-            f"{data.collection_method.value}",
-            field="payment_behavior",
-        )
-    if data.commitment_amount is not None or data.overage_factor is not None:
-        if data.commitment_amount is None or data.overage_factor is None:
-            field = "commitment_amount" if data.commitment_amount is None else "overage_factor"
-            raise ValidationError("commitment_amount and overage_factor go together", field=field)
-        if data.commitment_amount <= 0:
-            raise ValidationError("commitment_amount must be greater than 0", field="commitment_amount")
-        if data.overage_factor < 1:
-            raise ValidationError("overage_factor must be at least 1", field="overage_factor")
-    if data.commitment_duration not in (None, data.billing_period):
-        raise ValidationError(
-            "commitments over several billing periods are not supported by this version of billingkit",
-            field="commitment_duration",
-        )
     start = data.start_date or ctx.now
-    if data.end_date is not None and data.end_date <= start:
+    if data.end_date is not None and data.end_date <= start:  # a given start_date: checked by the model
         raise ValidationError("end_date must be after start_date", field="end_date")
     timezone = data.timezone or customer.timezone
     schedule = BillingSchedule.for_start(
