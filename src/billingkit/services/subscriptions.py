@@ -124,6 +124,29 @@ _NOT_YET = (
     "auto_invoice_threshold",
 )
 
+# The request fields a new subscription stores as they were given.
+_STORED_AS_GIVEN = frozenset(
+    {
+        "lookup_key",
+        "plan_id",
+        "gateway_payment_method_id",
+        "billing_cycle",
+        "billing_period",
+        "billing_period_count",
+        "currency",
+        "end_date",
+        "collection_method",
+        "payment_behavior",
+        "payment_terms",
+        "proration_behavior",
+        "commitment_amount",
+        "commitment_duration",
+        "overage_factor",
+        "enable_true_up",
+        "metadata",
+    }
+)
+
 # Collection method -> the payment behaviours it allows (the reference's pairs).
 _BEHAVIOURS = {
     CollectionMethod.CHARGE_AUTOMATICALLY: frozenset(
@@ -275,7 +298,6 @@ def create_subscription(
         uow, customer_id=data.customer_id, external_customer_id=data.external_customer_id
     )
     plan = find_plan(uow, data.plan_id)
-    requested = data.subscription_status
     start = data.start_date or ctx.now
     if data.end_date is not None and data.end_date <= start:  # a given start_date: checked by the model
         raise ValidationError("end_date must be after start_date", field="end_date")
@@ -297,7 +319,7 @@ def create_subscription(
         start=start,
     )
     trial_days = inherited_trial_days(data.trial_period_days, prices)
-    status = creation_status(requested=requested, trial_days=trial_days)
+    status = creation_status(requested=data.subscription_status, trial_days=trial_days)
     draft = status is SubscriptionStatus.DRAFT
     opened = opening(
         status=status,
@@ -311,27 +333,7 @@ def create_subscription(
     fields: dict[str, Any] = {
         "id": sub_id,
         **ctx.stamp(),
-        **data.model_dump(
-            include={
-                "lookup_key",
-                "plan_id",
-                "gateway_payment_method_id",
-                "billing_cycle",
-                "billing_period",
-                "billing_period_count",
-                "currency",
-                "end_date",
-                "collection_method",
-                "payment_behavior",
-                "payment_terms",
-                "proration_behavior",
-                "commitment_amount",
-                "commitment_duration",
-                "overage_factor",
-                "enable_true_up",
-                "metadata",
-            }
-        ),
+        **data.model_dump(include=set(_STORED_AS_GIVEN)),
         "customer_id": customer.id,
         **opened.fields(),
         # Remembered because an anchor equal to the start looks derived: a draft created on 5 May
