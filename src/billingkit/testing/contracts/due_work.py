@@ -43,7 +43,8 @@ def _due_field(kind: str) -> str:
 
 def due_item(kind: str, at: datetime | None, **fields: Any) -> Any:
     """A valid item of ``kind`` whose due field is ``at`` (``None``: nothing due)."""
-    return sample(kind, **{_due_field(kind): at}, **fields)
+    values: dict[str, Any] = {_due_field(kind): at, **fields}
+    return sample(kind, **values)
 
 
 def _scope(item: Record) -> tuple[str | None, str | None]:
