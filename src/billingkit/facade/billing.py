@@ -21,6 +21,7 @@ from billingkit.facade.observers import BillingObserver
 from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
+from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
 from billingkit.services import access
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
@@ -96,12 +97,10 @@ class Billing:
         self.settings: Settings = (settings or Settings()).replace(**shorthands)
         # Without a configured secret, session tokens are valid for this object's lifetime only.
         self._random_secret = secrets.token_bytes(32)
-        from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
-
         #: The outside parties services reach through ``ctx.providers``.
         self.providers = Providers(
-            payment_provider=payment_provider or SandboxPaymentProvider(),
-            webhook_transport=webhook_transport or MemoryWebhookTransport(),
+            payment_provider=SandboxPaymentProvider() if payment_provider is None else payment_provider,
+            webhook_transport=MemoryWebhookTransport() if webhook_transport is None else webhook_transport,
         )
         self.ids = IdFactory(self.clock.now)
         self._subscribers: dict[str, list[Subscriber]] = {}
