@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from decimal import Decimal
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
@@ -34,11 +35,13 @@ from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
+from billingkit.domain.wallets import WalletTransaction
 
 __all__ = [
     "Clock",
     "CounterStore",
     "EventStore",
+    "Ledger",
     "PaymentProvider",
     "Repository",
     "Scope",
@@ -97,6 +100,41 @@ class Repository(Protocol[T]):
         ``stored`` are written to the resource with ``stored.id``. For versioned kinds the stored
         ``version`` must still equal ``stored.version`` (else :class:`VersionConflict`) and becomes
         ``stored.version + 1``. All of them or none. Returns the saved items (new versions)."""
+        ...
+
+    def list(self, query: ListQuery) -> Page[T]: ...
+
+
+class Ledger(Protocol[T]):
+    """Stores one append-only kind (money that moves) inside one scope: rows are added, read and
+    summed, never changed. A correction is a new row; the stores refuse ``update`` and
+    ``update_many`` with :class:`AppendOnly` (and :class:`NotFound` for a row the scope cannot
+    see), so this protocol does not offer them. Reads and writes are as :class:`Repository`'s."""
+
+    def get(self, id: str) -> T: ...
+
+    def find(self, id: str) -> T | None: ...
+
+    def find_many(self, ids: Iterable[str]) -> list[T]: ...
+
+    def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None: ...
+
+    def add(self, item: T) -> T:
+        """Insert; :class:`AlreadyExists` (and nothing written) if it breaks a uniqueness rule,
+        such as a movement key already stored."""
+        ...
+
+    def add_many(self, items: Sequence[T]) -> None: ...
+
+    def sum(self, field: str, /, **equals: Any) -> Decimal:
+        """The exact sum of decimal ``field`` over the scope's rows whose fields equal ``equals``
+        (any status; ``None`` values add nothing); ``Decimal(0)`` when no row matches. Computed
+        by the store (one statement on SQL stores), never through binary floating point."""
+        ...
+
+    def sum_by(self, field: str, group_by: str, /, **equals: Any) -> dict[str | None, Decimal]:
+        """As :meth:`sum`, per value of the text field ``group_by`` (an enum's value, ``None``
+        for rows without one); groups without rows are absent."""
         ...
 
     def list(self, query: ListQuery) -> Page[T]: ...
@@ -172,6 +210,7 @@ class UnitOfWork(Protocol):
     tax_rates: Repository[TaxRate]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
+    wallet_transactions: Ledger[WalletTransaction]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

@@ -28,8 +28,9 @@ from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.wallets import WalletTransaction
 from billingkit.errors import ValidationError
-from billingkit.ports import CounterStore, EventStore, Repository, UsageStore
+from billingkit.ports import CounterStore, EventStore, Ledger, Repository, UsageStore
 
 __all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count", "due_field"]
 
@@ -62,6 +63,9 @@ class Kind:
     level: Level
     unique: tuple[Unique, ...] = ()
     versioned: bool = False
+    # Rows are added, read and summed, never changed: every store refuses update and
+    # update_many with AppendOnly, and the unit of work hands out a Ledger.
+    append_only: bool = False
     # The field holding when a stored item next has due work (``UnitOfWork.claim_due``), or None
     # when the kind carries none. The due-work runner needs a handler for every kind that sets it.
     due_at: str | None = None
@@ -131,6 +135,16 @@ KINDS: dict[str, Kind] = {
             ),
             versioned=True,
         ),
+        # Money that moves: one row per movement, keyed by its cause (archived rows keep their
+        # key, so a cause can never be applied twice).
+        Kind(
+            "wallet_transactions",
+            "wallet transaction",
+            WalletTransaction,
+            Level.ENVIRONMENT,
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            append_only=True,
+        ),
     )
 }
 
@@ -158,6 +172,7 @@ class RepositoryAttributes:
     tax_rates: Repository[TaxRate]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
+    wallet_transactions: Ledger[WalletTransaction]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

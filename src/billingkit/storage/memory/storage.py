@@ -19,6 +19,7 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.storage.kinds import KINDS, RepositoryAttributes, check_count, due_field
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
+from billingkit.storage.memory.ledger import MemoryLedger
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
 __all__ = ["MemoryStorage", "MemoryUnitOfWork"]
@@ -76,7 +77,7 @@ class MemoryUnitOfWork(RepositoryAttributes):
             raise InvalidOperation("use the unit of work inside a `with` block")
         repo = self._repositories.get(name)
         if repo is None:
-            repo = MemoryRepository(
+            repo = (MemoryLedger if kind.append_only else MemoryRepository)(
                 kind,
                 self._storage._rows[name],
                 self._scope,

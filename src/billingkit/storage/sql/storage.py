@@ -19,6 +19,7 @@ from billingkit.storage.kinds import KINDS, RepositoryAttributes, due_field
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
+from billingkit.storage.sql.ledger import SqlLedger, register_sqlite_ledger_functions
 from billingkit.storage.sql.mapping import from_row, row_decoder, row_encoder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
@@ -46,6 +47,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA busy_timeout = 30000")
         cursor.execute("PRAGMA foreign_keys = ON")
         register_sqlite_functions(dbapi_connection)
+        register_sqlite_ledger_functions(dbapi_connection)
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
@@ -169,7 +171,9 @@ class SqlUnitOfWork(RepositoryAttributes):
             raise AttributeError(name)
         repo = self._repositories.get(name)
         if repo is None:
-            repo = SqlRepository(kind, TABLES[name], self.connection, self._scope)
+            repo = (SqlLedger if kind.append_only else SqlRepository)(
+                kind, TABLES[name], self.connection, self._scope
+            )
             self._repositories[name] = repo
         return repo
 

@@ -216,6 +216,16 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
                 }
             ],
         },
+        "wallet_transactions": {
+            "wallet_id": "wallet_1",
+            "customer_id": f"cust_{n}",
+            "type": "credit",
+            "credit_amount": "10.005",
+            "amount": "20.01",
+            "transaction_reason": "FREE_CREDIT_GRANT",
+            "idempotency_key": f"sample|{n}",
+            "expiry_date": T0 + timedelta(days=30),
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})
