@@ -28,6 +28,7 @@ from billingkit.domain.catalog import (
 )
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
+from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPayment, WebhookRequest
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
@@ -41,11 +42,13 @@ __all__ = [
     "CounterStore",
     "EventStore",
     "Ledger",
+    "PaymentProvider",
     "Repository",
     "Scope",
     "Storage",
     "UnitOfWork",
     "UsageStore",
+    "WebhookTransport",
 ]
 
 T = TypeVar("T", bound=Record)
@@ -238,11 +241,14 @@ class UnitOfWork(Protocol):
         """Login lookup across tenants (the only other unscoped read)."""
         ...
 
-    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        """Up to ``limit`` published subscriptions of any scope whose ``next_run_at`` is at or
-        before ``now``, earliest first, claimed for this transaction: PostgreSQL locks them
-        (``FOR UPDATE SKIP LOCKED``), so a concurrent runner claims others; SQLite and the memory
-        store serialise writers anyway. The billing run is the only caller."""
+    def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        """Up to ``limit`` published items of ``kind`` of any scope whose due field (the kind's
+        ``due_at`` in ``storage.kinds``, e.g. a subscription's ``next_run_at``) is at or before
+        ``now``, earliest first (then by id), claimed for this transaction: PostgreSQL locks them
+        (``FOR UPDATE SKIP LOCKED``), so a concurrent claimer takes others; SQLite and the memory
+        store serialise writers anyway. Claiming changes nothing: the caller moves the due field
+        and commits, or rolls back and the items are due again. :class:`ValidationError` for a kind
+        that carries no due work or a ``limit`` below 1. The due-work runner is the only caller."""
         ...
 
 
@@ -257,3 +263,37 @@ class Storage(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class PaymentProvider(Protocol):
+    """Takes payments from customers through an outside party (invoices charged automatically,
+    checkout sessions). ``Billing(payment_provider=...)`` holds one; services reach it as
+    ``ctx.providers.payment_provider``. The default is the in-process sandbox."""
+
+    @property
+    def name(self) -> str:
+        """The provider's name as stored on payments and checkout sessions (``"sandbox"``)."""
+        ...
+
+    def create_payment(self, request: PaymentRequest) -> ProviderPayment:
+        """Start the payment (charge the payment method at once when the request names one).
+        Idempotent on ``request.idempotency_key``: the same key answers with the same payment and
+        never charges twice; the same key with a different request is :class:`IdempotencyConflict`."""
+        ...
+
+    def get_payment(self, provider_payment_id: str) -> ProviderPayment:
+        """The payment as the provider sees it now (a pending one may have succeeded or failed
+        since); :class:`NotFound` for an id this provider never issued."""
+        ...
+
+
+class WebhookTransport(Protocol):
+    """Sends signed webhook requests to receivers. ``Billing(webhook_transport=...)`` holds one;
+    services reach it as ``ctx.providers.webhook_transport``. The default keeps deliveries in
+    memory; a host that wants real receivers called passes an HTTP transport."""
+
+    def deliver(self, request: WebhookRequest) -> DeliveryResult:
+        """Send ``request`` once and report the receiver's answer. A receiver's failure (an error
+        status, a refused connection, a timeout) is a result, not an exception, so the caller can
+        record the attempt and retry it later."""
+        ...

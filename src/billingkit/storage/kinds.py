@@ -32,7 +32,7 @@ from billingkit.domain.wallets import WalletTransaction
 from billingkit.errors import ValidationError
 from billingkit.ports import CounterStore, EventStore, Ledger, Repository, UsageStore
 
-__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count"]
+__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count", "due_field"]
 
 
 def check_count(count: int) -> None:
@@ -66,6 +66,9 @@ class Kind:
     # Rows are added, read and summed, never changed: every store refuses update and
     # update_many with AppendOnly, and the unit of work hands out a Ledger.
     append_only: bool = False
+    # The field holding when a stored item next has due work (``UnitOfWork.claim_due``), or None
+    # when the kind carries none. The due-work runner needs a handler for every kind that sets it.
+    due_at: str | None = None
 
 
 def _catalog(name: str, label: str, model: type[Record], unique_live: tuple[str, ...] = ()) -> Kind:
@@ -111,7 +114,14 @@ KINDS: dict[str, Kind] = {
         _catalog("credit_grants", "credit grant", CreditGrant),
         _catalog("coupons", "coupon", Coupon, ("coupon_code",)),
         _catalog("tax_rates", "tax rate", TaxRate, ("code",)),
-        Kind("subscriptions", "subscription", Subscription, Level.ENVIRONMENT, versioned=True),
+        Kind(
+            "subscriptions",
+            "subscription",
+            Subscription,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="next_run_at",
+        ),
         Kind(
             "invoices",
             "invoice",
@@ -166,3 +176,17 @@ class RepositoryAttributes:
     events: EventStore
     usage: UsageStore
     counters: CounterStore
+
+
+def due_field(name: str, limit: int) -> str:
+    """The due field of the kind ``UnitOfWork.claim_due`` was asked for, after checking that the
+    kind carries due work and that the limit is a positive whole number."""
+    kind = KINDS.get(name)
+    if kind is None or kind.due_at is None:
+        carrying = sorted(k.name for k in KINDS.values() if k.due_at is not None)
+        raise ValidationError(
+            f"{name!r} carries no due work; kinds that do: {', '.join(carrying)}", field="kind"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError(f"a claim takes a positive whole number of items, not {limit!r}", field="limit")
+    return kind.due_at

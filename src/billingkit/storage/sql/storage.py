@@ -13,10 +13,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from billingkit.domain.access import Account, ApiKey
-from billingkit.domain.resources import Status
-from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.resources import Record, Status
 from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
-from billingkit.storage.kinds import KINDS, RepositoryAttributes
+from billingkit.storage.kinds import KINDS, RepositoryAttributes, due_field
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
@@ -231,14 +230,15 @@ class SqlUnitOfWork(RepositoryAttributes):
         )
         return [from_row(r, Account) for r in rows]
 
-    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        table, dialect = TABLES["subscriptions"], self.connection.dialect
-        decoder = row_decoder(Subscription, table, dialect)
-        tail = "ORDER BY next_run_at, id LIMIT {}"
+    def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        field = due_field(kind, limit)
+        table, model, dialect = TABLES[kind], KINDS[kind].model, self.connection.dialect
+        decoder = row_decoder(model, table, dialect)
+        tail = f"ORDER BY {field}, id LIMIT {{}}"
         if dialect.name == "postgresql":
-            # Rows another runner holds are skipped, not waited for: two runners split the work.
+            # Rows another claimer holds are skipped, not waited for: two runners split the work.
             tail += " FOR UPDATE SKIP LOCKED"
-        sql = decoder.select_sql("next_run_at <= {} AND status = {}", tail)
-        due = row_encoder(Subscription, table, dialect).encode("next_run_at", now)
+        sql = decoder.select_sql(f"{field} <= {{}} AND status = {{}}", tail)
+        due = row_encoder(model, table, dialect).encode(field, now)
         rows = self.connection.exec_driver_sql(sql, (due, Status.PUBLISHED.value, limit)).fetchall()
         return decoder.models(rows)

@@ -68,24 +68,6 @@ class WriteContract:
             thread.join()
         assert sorted(taken) == list(range(1, 41))
 
-    def test_due_subscriptions_are_claimed_across_scopes_earliest_first(self, storage: Storage) -> None:
-        due = T0 + timedelta(days=31)
-        subs = [
-            sample("subscriptions", next_run_at=due + timedelta(hours=2)),
-            sample("subscriptions", tenant_id="tenant_b", environment_id="env_b", next_run_at=due),
-            sample("subscriptions", next_run_at=due + timedelta(days=1)),  # not due yet
-            sample("subscriptions", next_run_at=None),  # a draft
-            sample("subscriptions", next_run_at=due, status=Status.ARCHIVED),
-        ]
-        for sub in subs:
-            with storage.unit_of_work(sub.tenant_id, sub.environment_id) as uow:
-                uow.subscriptions.add(sub)
-                uow.commit()
-        with storage.unit_of_work() as uow:
-            claimed = uow.claim_due_subscriptions(due + timedelta(hours=2), 10)
-            assert [s.id for s in claimed] == [subs[1].id, subs[0].id]
-            assert uow.claim_due_subscriptions(due + timedelta(hours=2), 1) == [subs[1]]
-
     def test_subscription_updates_check_the_version(self, storage: Storage) -> None:
         sub = sample("subscriptions")
         with storage.unit_of_work("tenant_a", "env_a") as uow:
