@@ -12,8 +12,8 @@ from billingkit.http.schemas.base import (
 )
 
 __all__ = [
-    "AlertSettingsResponse",
-    "AlertThresholdResponse",
+    "FeatureAlertSettingsResponse",
+    "FeatureAlertThresholdResponse",
     "FeatureResponse",
     "GroupResponse",
     "ListFeaturesResponse",
@@ -80,16 +80,21 @@ class ReportingUnitResponse(WireModel):
     conversion_rate: DecimalString
 
 
-class AlertThresholdResponse(WireModel):
+class FeatureAlertThresholdResponse(WireModel):
+    """One alert level: usage ``above`` (or ``below``) ``threshold``."""
+
     threshold: DecimalString
     condition: AlertCondition
 
 
-class AlertSettingsResponse(WireModel):
+class FeatureAlertSettingsResponse(WireModel):
+    """A feature's usage levels that raise alerts, ``critical`` the most severe (the reference's
+    ``types.AlertSettings``, not its alert settings resource)."""
+
     alert_enabled: bool
-    critical: AlertThresholdResponse | None
-    warning: AlertThresholdResponse | None
-    info: AlertThresholdResponse | None
+    critical: FeatureAlertThresholdResponse | None
+    warning: FeatureAlertThresholdResponse | None
+    info: FeatureAlertThresholdResponse | None
 
 
 class FeatureResponse(EnvironmentRecordResponse):
@@ -105,7 +110,7 @@ class FeatureResponse(EnvironmentRecordResponse):
     unit_singular: str | None
     unit_plural: str | None
     reporting_unit: ReportingUnitResponse | None
-    alert_settings: AlertSettingsResponse | None
+    alert_settings: FeatureAlertSettingsResponse | None
     metadata: dict[str, str]
     meter: MeterResponse | None = None
     group: GroupResponse | None = None
