@@ -6,7 +6,7 @@ document as each operation's response schema. They are strict (``extra="forbid"`
 wire always carries is required), so a ``to_dict()`` that gains or loses a key fails the HTTP tests
 instead of silently drifting from the document. Modules follow the areas of the API:
 :mod:`.base` (shared fields, paging, the delete answer), :mod:`.access`, :mod:`.customers`,
-:mod:`.catalog` (plans, add-ons, prices, units, groups, credit grants, coupons, tax rates),
-:mod:`.features` (meters, features, entitlements), :mod:`.events` (ingestion, queries, usage) and
-:mod:`.billing` (subscriptions, invoices).
+:mod:`.features` (meters, groups, features), :mod:`.catalog` (price units, prices, plans, add-ons,
+entitlements, credit grants), :mod:`.adjustments` (coupons, tax rates), :mod:`.events`
+(ingestion, queries, usage reports) and :mod:`.billing` (subscriptions, invoices).
 """
