@@ -26,7 +26,7 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import ValidationError
 from billingkit.ports import Storage
 from billingkit.storage.kinds import KINDS
-from billingkit.testing.contracts.storage import T0, sample
+from billingkit.testing.contracts.samples import T0, sample
 
 __all__ = ["DUE_KINDS", "DueWorkContract"]
 
