@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from billingkit.domain.queries import ListQuery
-from billingkit.domain.resources import Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.ports import Storage
 from billingkit.testing.contracts.samples import T0, sample
