@@ -28,10 +28,11 @@ from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.wallets import WalletTransaction
 from billingkit.errors import ValidationError
-from billingkit.ports import CounterStore, EventStore, Repository, UsageStore
+from billingkit.ports import CounterStore, EventStore, Ledger, Repository, UsageStore
 
-__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count"]
+__all__ = ["KINDS", "Kind", "Level", "RepositoryAttributes", "Unique", "check_count", "due_field"]
 
 
 def check_count(count: int) -> None:
@@ -62,6 +63,12 @@ class Kind:
     level: Level
     unique: tuple[Unique, ...] = ()
     versioned: bool = False
+    # Rows are added, read and summed, never changed: every store refuses update and
+    # update_many with AppendOnly, and the unit of work hands out a Ledger.
+    append_only: bool = False
+    # The field holding when a stored item next has due work (``UnitOfWork.claim_due``), or None
+    # when the kind carries none. The due-work runner needs a handler for every kind that sets it.
+    due_at: str | None = None
 
 
 def _catalog(name: str, label: str, model: type[Record], unique_live: tuple[str, ...] = ()) -> Kind:
@@ -107,7 +114,14 @@ KINDS: dict[str, Kind] = {
         _catalog("credit_grants", "credit grant", CreditGrant),
         _catalog("coupons", "coupon", Coupon, ("coupon_code",)),
         _catalog("tax_rates", "tax rate", TaxRate, ("code",)),
-        Kind("subscriptions", "subscription", Subscription, Level.ENVIRONMENT, versioned=True),
+        Kind(
+            "subscriptions",
+            "subscription",
+            Subscription,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="next_run_at",
+        ),
         Kind(
             "invoices",
             "invoice",
@@ -120,6 +134,16 @@ KINDS: dict[str, Kind] = {
                 Unique(("subscription_id", "period_start", "period_end", "billing_reason")),
             ),
             versioned=True,
+        ),
+        # Money that moves: one row per movement, keyed by its cause (archived rows keep their
+        # key, so a cause can never be applied twice).
+        Kind(
+            "wallet_transactions",
+            "wallet transaction",
+            WalletTransaction,
+            Level.ENVIRONMENT,
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            append_only=True,
         ),
     )
 }
@@ -148,6 +172,21 @@ class RepositoryAttributes:
     tax_rates: Repository[TaxRate]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
+    wallet_transactions: Ledger[WalletTransaction]
     events: EventStore
     usage: UsageStore
     counters: CounterStore
+
+
+def due_field(name: str, limit: int) -> str:
+    """The due field of the kind ``UnitOfWork.claim_due`` was asked for, after checking that the
+    kind carries due work and that the limit is a positive whole number."""
+    kind = KINDS.get(name)
+    if kind is None or kind.due_at is None:
+        carrying = sorted(k.name for k in KINDS.values() if k.due_at is not None)
+        raise ValidationError(
+            f"{name!r} carries no due work; kinds that do: {', '.join(carrying)}", field="kind"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError(f"a claim takes a positive whole number of items, not {limit!r}", field="limit")
+    return kind.due_at
