@@ -12,7 +12,7 @@ from billingkit.storage.kinds import KINDS, Level, RepositoryAttributes
 from billingkit.storage.sql.tables import TABLES, events, metadata
 
 SRC = Path(billingkit.__file__).parent
-THIRD_PARTY_OK_IN_DOMAIN = {"pydantic", "dateutil", "babel", "typing_extensions"}
+THIRD_PARTY_OK_IN_DOMAIN = {"pydantic", "pydantic_core", "dateutil", "babel", "typing_extensions"}
 
 
 def _imports(path: Path) -> set[str]:

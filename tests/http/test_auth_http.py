@@ -146,13 +146,13 @@ def test_unknown_route_method_and_openapi(client: TestClient, test_key: dict[str
 def test_server_failure_is_500_without_internals(
     billing: Billing, test_key: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from billingkit.services import customers
+    from billingkit.facade.areas import Customers
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("connection string postgres://secret@db")
 
-    monkeypatch.setattr(customers, "list_customers", explode)
-    monkeypatch.setattr(customers, "search_customers", explode)
+    # The operation holds its service function (read once, when the area class is made).
+    monkeypatch.setattr(Customers.search, "fn", explode)
     client = TestClient(create_app(billing), raise_server_exceptions=False)
     response = client.get("/v1/customers", headers=test_key)
     body = assert_error(response, 500, "internal_error")

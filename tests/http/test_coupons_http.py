@@ -23,7 +23,9 @@ COUPON = {
 
 
 def test_round_trip(client: TestClient, test_key: dict[str, str]) -> None:
-    created = client.post("/v1/coupons", json={**COUPON, "total_redemptions": 7}, headers=test_key)
+    read_only = client.post("/v1/coupons", json={**COUPON, "total_redemptions": 7}, headers=test_key)
+    assert assert_error(read_only, 400, "validation_error")["details"]["field"] == "total_redemptions"
+    created = client.post("/v1/coupons", json=COUPON, headers=test_key)
     assert created.status_code == 201, created.text
     body = created.json()
     for field, value in COUPON.items():
@@ -33,7 +35,12 @@ def test_round_trip(client: TestClient, test_key: dict[str, str]) -> None:
     assert cid.startswith("coupon_")
     assert client.get(f"/v1/coupons/{cid}", headers=test_key).json() == body
     assert client.get("/v1/coupons/code/SPRING", headers=test_key).json() == body
-    updated = client.put(f"/v1/coupons/{cid}", json={"name": "Renamed", "amount_off": "1"}, headers=test_key)
+    fixed = client.put(f"/v1/coupons/{cid}", json={"name": "Renamed", "amount_off": "1"}, headers=test_key)
+    assert assert_error(fixed, 400, "validation_error")["details"] == {
+        "accepted_fields": ["metadata", "name"],
+        "field": "amount_off",
+    }
+    updated = client.put(f"/v1/coupons/{cid}", json={"name": "Renamed"}, headers=test_key)
     assert updated.status_code == 200, updated.text
     assert (updated.json()["name"], updated.json()["amount_off"]) == ("Renamed", "15.50")
     listed = client.get("/v1/coupons", params={"coupon_codes": "SPRING,OTHER"}, headers=test_key).json()

@@ -52,9 +52,11 @@ def test_round_trip(client: TestClient, test_key: dict[str, str], owners: dict[s
     gid = body["id"]
     assert gid.startswith("cg_")
     assert client.get(f"/v1/creditgrants/{gid}", headers=test_key).json() == body
+    fixed = client.put(f"/v1/creditgrants/{gid}", json={"name": "Renamed", "credits": "1"}, headers=test_key)
+    assert assert_error(fixed, 400, "validation_error")["details"]["field"] == "credits"
     updated = client.put(
         f"/v1/creditgrants/{gid}",
-        json={"name": "Renamed", "end_date": "2027-01-01T00:00:00Z", "credits": "1"},
+        json={"name": "Renamed", "end_date": "2027-01-01T00:00:00Z"},
         headers=test_key,
     )
     assert updated.status_code == 200, updated.text

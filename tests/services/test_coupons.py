@@ -35,6 +35,9 @@ PERCENT: dict[str, Any] = {
 def test_create_reads_back_every_field(test_env: Scoped, clock: Any) -> None:
     after = datetime(2026, 5, 1, tzinfo=UTC)
     before = datetime(2026, 12, 31, tzinfo=UTC)
+    with pytest.raises(ValidationError) as caught:  # read-only: counted by redemptions, never sent
+        test_env.coupons.create(**FIXED, total_redemptions=99)
+    assert caught.value.field == "total_redemptions"
     c = test_env.coupons.create(
         **FIXED,
         max_redemptions=MAX_REDEMPTIONS,
@@ -42,7 +45,6 @@ def test_create_reads_back_every_field(test_env: Scoped, clock: Any) -> None:
         redeem_before=before,
         rules={"min_amount": "10"},
         metadata={"k": "v"},
-        total_redemptions=99,
     )
     assert c.id.startswith("coupon_")
     assert (c.name, c.type.value, c.cadence.value, c.coupon_code, c.amount_off, c.currency) == (
@@ -145,9 +147,13 @@ def test_update_changes_name_and_metadata_only(test_env: Scoped, clock: Any) -> 
     c = test_env.coupons.create(**FIXED, metadata={"a": "1"})
     assert test_env.coupons.update(c.id) == c
     clock.advance(minutes=1)
-    changed = test_env.coupons.update(
-        c.id, name="Renamed", metadata={"b": "2"}, amount_off="99", coupon_code="X"
-    )
+    for fixed_field, value in (("amount_off", "99"), ("coupon_code", "X")):
+        with pytest.raises(ValidationError) as refused:
+            test_env.coupons.update(c.id, name="Renamed", **{fixed_field: value})
+        assert refused.value.field == fixed_field
+        assert refused.value.details["accepted_fields"] == ["metadata", "name"]
+    assert test_env.coupons.get(c.id) == c
+    changed = test_env.coupons.update(c.id, name="Renamed", metadata={"b": "2"})
     assert (changed.name, changed.metadata, changed.amount_off, changed.coupon_code) == (
         "Renamed",
         {"b": "2"},

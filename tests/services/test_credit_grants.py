@@ -167,9 +167,11 @@ def test_update_changes_name_metadata_and_end_date_only(test_env: Scoped, owners
     assert test_env.credit_grants.update(g.id) == g
     clock.advance(minutes=1)
     end = datetime(2026, 12, 1, tzinfo=UTC)
-    changed = test_env.credit_grants.update(
-        g.id, name="Renamed", metadata={"a": "b"}, end_date=end, credits="5"
-    )
+    with pytest.raises(ValidationError) as refused:  # the amount is fixed at creation
+        test_env.credit_grants.update(g.id, name="Renamed", credits="5")
+    assert refused.value.field == "credits"
+    assert refused.value.details["accepted_fields"] == ["end_date", "metadata", "name"]
+    changed = test_env.credit_grants.update(g.id, name="Renamed", metadata={"a": "b"}, end_date=end)
     assert (changed.name, changed.metadata, changed.end_date, changed.credits) == (
         "Renamed",
         {"a": "b"},

@@ -49,7 +49,11 @@ def test_create_read_update_delete(test_env: Scoped) -> None:
     with pytest.raises(NotFound):
         test_env.price_units.get_by_code("Credits")  # codes are exact
 
-    changed = test_env.price_units.update(unit.id, name="Tokens", metadata={"x": "y"}, conversion_rate="5")
+    with pytest.raises(ValidationError) as refused:  # the rate is fixed at creation
+        test_env.price_units.update(unit.id, name="Tokens", conversion_rate="5")
+    assert refused.value.field == "conversion_rate"
+    assert test_env.price_units.get(unit.id) == unit
+    changed = test_env.price_units.update(unit.id, name="Tokens", metadata={"x": "y"})
     assert (changed.name, changed.metadata, changed.conversion_rate, changed.code) == (
         "Tokens",
         {"x": "y"},

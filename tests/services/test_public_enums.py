@@ -82,7 +82,7 @@ def test_enum_members_and_string_values_build_the_same_things(
     prices = {
         flag: sorted(
             (p.type, p.billing_model, p.tier_mode, p.invoice_cadence, p.billing_period)
-            for p in test_env.prices.list(entity_id=plan.id).items
+            for p in test_env.prices.list(entity_ids=[plan.id]).items
         )
         for flag, plan in plans.items()
     }

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
 from math import isfinite
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pydantic
@@ -27,6 +27,7 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from billingkit.domain.money import normalize_currency, parse_decimal
 from billingkit.errors import ValidationError
@@ -38,6 +39,8 @@ __all__ = [
     "MAX_NAME",
     "MAX_OFFSET",
     "MAX_TEXT",
+    "NOT_SUPPORTED",
+    "UNKNOWN_FIELD",
     "CurrencyCode",
     "DecimalText",
     "Description",
@@ -58,6 +61,7 @@ __all__ = [
     "parse_enum",
     "parse_input",
     "text_problem",
+    "unknown_field_error",
     "unstorable_text",
 ]
 
@@ -161,31 +165,119 @@ def _not_finite(path: list[str | int]) -> None:
 
 
 class InputModel(BaseModel):
-    """Base of request models: unknown fields are ignored (clients send extras), values stripped.
+    """Base of request models: unknown fields are refused, values stripped.
 
     Before any field is validated, the raw input goes through :func:`check_storable`: text no
     database can store (NUL, lone surrogates), text over :data:`MAX_TEXT` characters and NaN or
     Infinity are a ``ValidationError`` naming the field, whatever the field's type (metadata keys,
     ``dict[str, Any]`` values, list items included). Narrower limits come from the field types
     (:data:`Name`, :data:`Key`...).
+
+    A field the model does not have is refused (``extra="forbid"``) before the others are read:
+    a misspelled field would otherwise be dropped silently, and in billing a dropped field is a
+    wrong invoice. :func:`parse_input` (and the HTTP adapter) turn it into a ``ValidationError``
+    whose ``field`` is the unknown field's path and whose ``details["accepted_fields"]`` lists
+    :attr:`accepted_fields`. Fields of the reference API that this version cannot honour are
+    named in :attr:`not_supported` (accepted only when empty: null, ``""``, ``[]``, ``{}``) or, when
+    they cannot change anything here, in :attr:`ignored` (accepted and dropped).
     """
 
     model_config = ConfigDict(
-        extra="ignore",
+        extra="forbid",
         str_strip_whitespace=True,
         frozen=True,
         str_max_length=MAX_TEXT,
         allow_inf_nan=False,
     )
 
+    #: The names this model accepts, sorted (set once per class).
+    accepted_fields: ClassVar[tuple[str, ...]] = ()
+    #: Reference fields refused with "not supported by this version" unless empty.
+    not_supported: ClassVar[frozenset[str]] = frozenset()
+    #: Reference fields accepted and dropped: nothing in billingkit depends on them.
+    ignored: ClassVar[frozenset[str]] = frozenset()
+    _accepted: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.accepted_fields = tuple(sorted(cls.model_fields))
+        cls._accepted = frozenset(cls.accepted_fields)
+
     @model_validator(mode="before")
     @classmethod
-    def _storable(cls, data: Any) -> Any:
+    def _check_raw_input(cls, data: Any) -> Any:
         # A BillingError is not a ValueError, so pydantic lets it through unchanged: the error
         # keeps the field path found here (pydantic would report it against the whole model).
-        if isinstance(data, dict):
-            check_storable(data)
+        if not isinstance(data, dict):
+            if not isinstance(data, Mapping):
+                return data  # a model instance, or something pydantic refuses with its own error
+            data = dict(data)
+        check_storable(data)
+        if not cls._accepted.issuperset(data):
+            return cls._known_fields(data)
         return data
+
+    @classmethod
+    def _known_fields(cls, data: dict[Any, Any]) -> dict[Any, Any]:
+        # Pydantic errors (not ours) so that pydantic adds where this model sits in the input
+        # (``items[3]``); parse_input and the HTTP adapter add the field and the accepted list.
+        known = {}
+        for key, value in data.items():
+            if key in cls._accepted:
+                known[key] = value
+            elif key in cls.not_supported:
+                if value not in (None, "", [], {}):
+                    raise PydanticCustomError(
+                        NOT_SUPPORTED,
+                        "{field} is not supported by this version of billingkit",
+                        {"field": str(key)},
+                    )
+            elif key not in cls.ignored:
+                raise PydanticCustomError(
+                    UNKNOWN_FIELD,
+                    "unknown field '{field}'; accepted: {accepted}",
+                    {
+                        "field": str(key),
+                        "accepted": ", ".join(cls.accepted_fields),
+                        "accepted_fields": list(cls.accepted_fields),
+                    },
+                )
+        return known
+
+
+#: The pydantic error type of an unknown field (see :class:`InputModel`).
+UNKNOWN_FIELD = "unknown_field"
+#: The pydantic error type of a reference field this version cannot honour.
+NOT_SUPPORTED = "not_supported"
+
+
+def unknown_field_error(error: Mapping[str, Any], loc: Sequence[int | str]) -> ValidationError | None:
+    """Our error for one pydantic error dict if it is about an unknown or unsupported field,
+    else ``None``.
+
+    ``loc`` is where the error sits in the input (already rendered for the caller: prefixed,
+    without pydantic's internal tags). The result's ``field`` is the field's path
+    (``prices[1].cod``); for an unknown field the message and ``details["accepted_fields"]`` list
+    the names the model accepts.
+    """
+    kind = error.get("type")
+    ctx = error.get("ctx") or {}
+    if kind == UNKNOWN_FIELD:
+        path = field_path([*loc, str(ctx.get("field", ""))])
+        accepted = list(ctx.get("accepted_fields") or ())
+        return ValidationError(
+            f"unknown field '{path}'; accepted: {', '.join(accepted)}",
+            field=path,
+            details={"accepted_fields": accepted},
+        )
+    if kind == NOT_SUPPORTED:
+        path = field_path([*loc, str(ctx.get("field", ""))])
+        return ValidationError(f"{path} is not supported by this version of billingkit", field=path)
+    if kind == "extra_forbidden":  # a model outside InputModel that forbids extras
+        path = field_path(loc)
+        return ValidationError(f"unknown field '{path}'", field=path or None)
+    return None
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -204,6 +296,9 @@ def from_pydantic(exc: pydantic.ValidationError, *, prefix: Sequence[int | str] 
     first = exc.errors(include_url=False)[0]
     # Drop pydantic's internal union/validator tags ("function-after[...]") from the location.
     loc = [p for p in first["loc"] if not (isinstance(p, str) and "[" in p)]
+    unknown = unknown_field_error(first, [*prefix, *loc])
+    if unknown is not None:
+        return unknown
     path = field_path([*prefix, *loc])
     message = str(first["msg"])
     if message.startswith("Value error, "):

@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from billingkit.domain.validation import field_path
+from billingkit.domain.validation import field_path, unknown_field_error
 from billingkit.errors import (
     BillingError,
     InternalError,
@@ -37,6 +37,9 @@ def _from_request_validation(exc: RequestValidationError) -> ValidationError:
     first = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": "value_error"}
     loc = [p for p in first.get("loc", ()) if p not in ("body", "query", "path", "header")]
     loc = [p for p in loc if not (isinstance(p, str) and "[" in p)]
+    unknown = unknown_field_error(first, loc)
+    if unknown is not None:
+        return unknown
     path = field_path(loc)
     kind = first.get("type", "")
     if kind == "json_invalid":

@@ -47,6 +47,13 @@ def _country(value: str | None) -> str | None:
 
 
 class CustomerCreate(InputModel):
+    # Reference fields: provider mappings, onboarding workflows and per-customer tax overrides do
+    # not exist in this version (refused when given); there is no workflow to skip.
+    not_supported = frozenset(
+        {"integration_entity_mapping", "onboarding_workflow_name", "tax_rate_overrides"}
+    )
+    ignored = frozenset({"skip_onboarding_workflow"})
+
     external_id: Annotated[NonEmptyStr, Field(max_length=255)]
     name: Annotated[NonEmptyStr, Field(max_length=255)]
     email: Email | None = None
@@ -66,6 +73,7 @@ class CustomerCreate(InputModel):
 class CustomerUpdate(InputModel):
     """Partial update: only the fields present change; ``None`` clears an optional field."""
 
+    not_supported = frozenset({"integration_entity_mapping"})
     external_id: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
     name: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
     email: Email | None = None

@@ -3,7 +3,8 @@
 Rules:
 - ``event_name`` and ``external_customer_id`` are required; ``event_id`` is generated
   (``event_<ULID>``) when absent; ``timestamp`` defaults to now and must carry a time zone;
-  ``properties`` is an object; ``source`` and ``customer_id`` are optional strings.
+  ``properties`` is an object; ``source`` and ``customer_id`` are optional strings. Any other
+  field is refused (``ValidationError`` naming it and listing these seven).
 - Only what every store can keep is accepted: strings (fields, property names and values at any
   depth) without NUL and with no lone surrogate, finite numbers, texts within their column's
   length (255; ``customer_id`` 64). ``Decimal`` property values are stored as their exact decimal
@@ -264,6 +265,21 @@ _EVENT_FIELDS = (
 )
 
 
+_EVENT_KEYS = frozenset(_EVENT_FIELDS)
+_ACCEPTED = ", ".join(sorted(_EVENT_KEYS))
+
+
+def _refuse_unknown(raw: Mapping[Any, Any], path: str) -> None:
+    """A field an event does not have is refused, as in every request model: a misspelled
+    ``properties`` would otherwise store an event that counts nothing."""
+    name = path + next(str(key) for key in raw if key not in _EVENT_KEYS)
+    raise ValidationError(
+        f"unknown field '{name}'; accepted: {_ACCEPTED}",
+        field=name,
+        details={"accepted_fields": sorted(_EVENT_KEYS)},
+    )
+
+
 def _slot_setters() -> tuple[Callable[[UsageEvent, Any], None], ...]:
     """The setters of UsageEvent's slots, in ``_EVENT_FIELDS`` order; empty if its fields or its
     layout are not those (then parse_event uses the constructor; a test pins this)."""
@@ -317,6 +333,8 @@ def parse_event(raw: Any, ctx: Context, path: str = "") -> UsageEvent:
         raise ValidationError(
             f"{path.rstrip('.') or 'event'} must be an object", field=path.rstrip(".") or None
         )
+    if not _EVENT_KEYS.issuperset(raw):
+        _refuse_unknown(raw, path)
     get = raw.get
     event_name = get("event_name")
     customer = get("external_customer_id")

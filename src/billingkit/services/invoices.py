@@ -31,6 +31,7 @@ LABEL = "invoice"
 
 
 class InvoiceSearch(SearchRequest):
+    not_supported = frozenset({"subscription_customer_id"})  # a reference filter (refused when given)
     invoice_ids: list[str] | None = None
     customer_id: str | None = None
     external_customer_id: str | None = None

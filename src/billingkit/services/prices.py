@@ -174,6 +174,7 @@ class PriceUnitConfigInput(InputModel):
 class PriceInput(InputModel):
     """A price's fields without its owner (plans and add-ons embed these)."""
 
+    not_supported = frozenset({"filter_values"})  # per-price event filters: refused when given
     amount: Amount | None = None
     currency: CurrencyCode
     type: PriceType
@@ -298,6 +299,7 @@ class PriceSearch(SearchRequest):
     """The reference's ``PriceFilter``. Prices ended at or before now are left out unless
     ``allow_expired_prices``."""
 
+    not_supported = frozenset({"start_date_lt"})
     price_ids: list[str] | None = None
     plan_ids: list[str] | None = None
     subscription_id: str | None = None

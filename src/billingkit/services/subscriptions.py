@@ -253,6 +253,16 @@ class SubscriptionActivate(InputModel):
 
 
 class SubscriptionSearch(SearchRequest):
+    # Reference filters we lack are refused when given; there are no coupon associations to load.
+    not_supported = frozenset(
+        {
+            "effective_date_for_update",
+            "invoicing_customer_ids",
+            "parent_subscription_ids",
+            "trial_end_due_lte",
+        }
+    )
+    ignored = frozenset({"with_coupon_associations"})
     subscription_ids: list[str] | None = None
     customer_id: str | None = None
     customer_ids: list[str] | None = None

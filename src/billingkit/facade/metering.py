@@ -1,4 +1,9 @@
-"""``scoped.events``: usage event ingestion, lookup and queries."""
+"""The metering areas of ``Scoped``: ``scoped.events`` (ingestion, lookup, queries) and
+``scoped.usage`` (usage reports over stored events, batch aggregation for billing runs).
+
+Ingestion stays a written-out method: it is the hot path, it takes events in their wire form (a
+mapping each), and it reports to the ``Billing``'s observers.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,21 @@ from datetime import datetime
 from typing import Any, Literal
 
 from billingkit.domain.event_queries import EventPage, EventSort
-from billingkit.domain.usage import UsageEvent
-from billingkit.facade.scoped import Scoped
-from billingkit.services import event_queries as queries
-from billingkit.services import events as svc
+from billingkit.domain.usage import UsageQuery, UsageResult
+from billingkit.domain.validation import parse_input
+from billingkit.errors import ValidationError
+from billingkit.facade.operations import Area, IdOp, RequestOp
+from billingkit.services import event_queries, usage
+from billingkit.services.events import IngestResult, get_event, ingest_events
 
-__all__ = ["Events"]
+__all__ = ["Events", "Usage"]
 
 
-class Events:
+class Events(Area):
     """Usage events of one environment. Writing needs ``event`` write (``event_ingestor``), reading
     ``event`` read (``event_reader``)."""
 
-    def __init__(self, scoped: Scoped) -> None:
-        self._s = scoped
-
-    def ingest(self, event: Mapping[str, Any] | None = None, /, **fields: Any) -> svc.IngestResult:
+    def ingest(self, event: Mapping[str, Any] | None = None, /, **fields: Any) -> IngestResult:
         """Store one event given as a mapping or keyword arguments: ``event_name`` and
         ``external_customer_id`` (required), ``event_id`` (generated when absent), ``timestamp``
         (aware datetime or ISO string; default now), ``properties``, ``source``, ``customer_id``.
@@ -31,13 +35,13 @@ class Events:
 
     def ingest_bulk(
         self, events: Sequence[Mapping[str, Any]], *, evaluate_alerts_immediately: bool = False
-    ) -> svc.IngestResult:
+    ) -> IngestResult:
         """Validate every event, then store the new ones in one write; all or nothing on invalid
         input (``ValidationError`` on ``events[i].<field>``). At most ``billing.max_bulk_events``.
         ``evaluate_alerts_immediately`` is recorded on the result (alert evaluation itself
         arrives with usage alerts)."""
         result = self._s.run(
-            svc.ingest_events,
+            ingest_events,
             events=events,
             max_events=self._s.billing.max_bulk_events,
             evaluate_alerts_immediately=evaluate_alerts_immediately,
@@ -45,9 +49,7 @@ class Events:
         self._s.billing._ingested(result)
         return result
 
-    def get(self, event_id: str) -> UsageEvent:
-        """The stored event with this id, or ``NotFound``."""
-        return self._s.run(svc.get_event, event_id=event_id)
+    get = IdOp(get_event)
 
     def query(
         self,
@@ -87,7 +89,7 @@ class Events:
                 seen += page.events
         """
         return self._s.run(
-            queries.query_events,
+            event_queries.query_events,
             external_customer_id=external_customer_id,
             event_name=event_name,
             event_id=event_id,
@@ -102,3 +104,34 @@ class Events:
             page_size=page_size,
             offset=offset,
         )
+
+
+class Usage(Area):
+    """Usage of this environment's events (needs ``event`` read, e.g. ``event_reader``).
+    ``report`` aggregates events of one ``event_name`` ad hoc (window default: the last 7 days)."""
+
+    report = RequestOp(usage.usage_report, usage.UsageRequest)
+
+    def for_meter(
+        self, meter_id: str, request: usage.MeterUsageRequest | None = None, /, **fields: Any
+    ) -> usage.UsageReport:
+        """What the stored meter counts for a customer and window: a ``MeterUsageRequest`` or its
+        window fields (``external_customer_id`` or ``customer_id``, ``start_time``, ``end_time``,
+        ``window_size``, ``filters`` narrowing the meter's own...)."""
+        if request is not None:
+            if fields:
+                raise TypeError("pass a MeterUsageRequest or its fields as keyword arguments, not both")
+            if request.meter_id != meter_id:
+                raise ValidationError(
+                    f"meter_id {meter_id!r} differs from the request's {request.meter_id!r}", field="meter_id"
+                )
+            data = request
+        else:
+            data = parse_input(usage.MeterUsageRequest, {"meter_id": meter_id, **fields})
+        return self._s.run(usage.usage_by_meter, request=data)
+
+    def aggregate(self, queries: Sequence[UsageQuery]) -> list[UsageResult]:
+        """Answer many (meter, customers, window) questions at once, one result per query, in a
+        few statements on SQL stores. Example:
+        ``aggregate([UsageQuery(meter.to_spec(), start, end, frozenset({"acme"}))])``."""
+        return self._s.run(usage.aggregate_usage_batch, queries=queries)

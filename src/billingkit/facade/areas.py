@@ -1,0 +1,184 @@
+"""The areas of ``Scoped`` outside the catalogue: access (API keys, users, environments), customers,
+notifications, subscriptions and invoices.
+
+Operations are declared (see :mod:`billingkit.facade.operations`) and take their request model or
+its fields as keyword arguments; the models live in ``billingkit.services.<area>``. Methods written
+out here do more than forward the call.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from billingkit.domain.access import Account, ApiKey, Environment
+from billingkit.domain.customers import Customer
+from billingkit.domain.invoices import Invoice
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
+from billingkit.domain.validation import parse_input
+from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
+from billingkit.services import access, customers, invoices, notifications, subscriptions
+
+if TYPE_CHECKING:
+    from billingkit.facade.scoped import Scoped
+
+__all__ = [
+    "ApiKeys",
+    "Customers",
+    "Environments",
+    "Invoices",
+    "Notifications",
+    "Subscriptions",
+    "Users",
+]
+
+
+class ApiKeys(Area):
+    """API keys of this environment. The plain key is in ``.api_key`` of what ``create`` returns,
+    and nowhere else, ever."""
+
+    create = RequestOp(access.issue_api_key, access.ApiKeyCreate)
+    delete = IdOp(access.delete_api_key)
+
+    def list(self, query: ListQuery | None = None) -> Page[ApiKey]:
+        return self._s.run(access.list_api_keys, query=query or ListQuery())
+
+
+class Users(Area):
+    """Users (``type="user"``) and service accounts (``type="service_account"``). ``create`` returns
+    the account and, for a user given no password, the generated one (shown once)."""
+
+    create = RequestOp(access.create_account, access.AccountCreate)
+    get = IdOp(access.get_account)
+
+    def me(self) -> Account:
+        """The caller's own account."""
+        return self.get(self._s.actor.id)
+
+
+class Environments(Area):
+    create = RequestOp(access.create_environment, access.EnvironmentCreate)
+
+    def list(self) -> Page[Environment]:
+        return self._s.run(access.list_environments)
+
+
+class Customers(Area):
+    """Customers. ``update`` changes the given fields only (``None`` clears an optional one);
+    ``delete`` archives."""
+
+    create = RequestOp(customers.create_customer, customers.CustomerCreate)
+    get = IdOp(customers.get_customer)
+    get_by_external_id = IdOp(customers.get_customer_by_external_id)
+    update = IdRequestOp(customers.update_customer, customers.CustomerUpdate)
+    delete = IdOp(customers.delete_customer)
+    search = RequestOp(customers.search_customers, customers.CustomerSearch)
+
+    def list(
+        self, query: ListQuery | customers.CustomerSearch | None = None, /, **fields: Any
+    ) -> Page[Customer]:
+        """A page of customers: ``list(ListQuery(...))`` (the store's own filters), or what
+        :attr:`search` takes (a ``CustomerSearch`` or its fields)."""
+        if query is None:
+            return self.search(**fields)
+        if fields:
+            raise TypeError(f"pass a {type(query).__name__} or search fields as keyword arguments, not both")
+        if isinstance(query, ListQuery):
+            return self._s.run(customers.list_customers, query=query)
+        return self.search(query)
+
+
+class Notifications(Area):
+    def list(
+        self, *, event_type: str | None = None, entity_id: str | None = None, limit: int = 50, offset: int = 0
+    ) -> Page[NotificationEvent]:
+        """Recorded events, oldest first, optionally of one type or one resource."""
+        filters = []
+        if event_type:
+            filters.append(Filter("event_type", Op.EQ, event_type))
+        if entity_id:
+            filters.append(Filter("entity_id", Op.EQ, entity_id))
+        query = ListQuery(
+            filters=tuple(filters), sort=(Sort("created_at", descending=False),), limit=limit, offset=offset
+        )
+        return self._s.run(notifications.list_notifications, query=query)
+
+
+def _preview(
+    area: Area,
+    subscription_id: str,
+    period_start: datetime | str | None,
+    period_end: datetime | str | None,
+    hide_zero_charges_line_items: bool,
+) -> Invoice:
+    data = parse_input(
+        invoices.InvoicePreview,
+        {
+            "subscription_id": subscription_id,
+            "period_start": period_start,
+            "period_end": period_end,
+            "hide_zero_charges_line_items": hide_zero_charges_line_items,
+        },
+    )
+    return area._s.run(invoices.preview_invoice, request=data)
+
+
+def _renewal_notice(scoped: Scoped) -> dict[str, Any]:
+    return {"renewal_notice": scoped.billing.renewal_notice}
+
+
+class Subscriptions(Area):
+    """Subscriptions. An active subscription gets its opening invoice (the first period's ADVANCE
+    charges) when it is created or a draft is activated (``activate(id, start_date=...)``; only a
+    draft can be activated)."""
+
+    create = RequestOp(
+        subscriptions.create_subscription,
+        subscriptions.SubscriptionCreate,
+        scope_arguments=_renewal_notice,
+    )
+    activate = IdRequestOp(
+        subscriptions.activate_subscription,
+        subscriptions.SubscriptionActivate,
+        scope_arguments=_renewal_notice,
+    )
+    get = IdOp(subscriptions.get_subscription)
+    list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
+    search = list
+    for_customer = IdOp(subscriptions.customer_subscriptions)
+
+    def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
+        """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""
+        return self._s.run(subscriptions.get_subscription_v2, subscription_id=subscription_id, expand=expand)
+
+    def preview_invoice(
+        self,
+        subscription_id: str,
+        *,
+        period_start: datetime | str | None = None,
+        period_end: datetime | str | None = None,
+        hide_zero_charges_line_items: bool = False,
+    ) -> Invoice:
+        """The invoice the subscription's current period (or ``period_start``..``period_end``)
+        will produce, computed now and not stored."""
+        return _preview(self, subscription_id, period_start, period_end, hide_zero_charges_line_items)
+
+
+class Invoices(Area):
+    """Invoices (issued by subscriptions and billing runs)."""
+
+    get = IdOp(invoices.get_invoice)
+    list = RequestOp(invoices.search_invoices, invoices.InvoiceSearch)
+    search = list
+
+    def preview(
+        self,
+        subscription_id: str,
+        *,
+        period_start: datetime | str | None = None,
+        period_end: datetime | str | None = None,
+        hide_zero_charges_line_items: bool = False,
+    ) -> Invoice:
+        """Same as ``scoped.subscriptions.preview_invoice``: the next invoice, not stored."""
+        return _preview(self, subscription_id, period_start, period_end, hide_zero_charges_line_items)

@@ -1,0 +1,224 @@
+"""The catalogue areas of ``Scoped``: plans, add-ons, prices, price units, groups, meters, features,
+entitlements, credit grants, coupons and tax rates.
+
+Each operation is declared (see :mod:`billingkit.facade.operations`): it takes its request model
+(``plans.create(PlanCreate(...))``) or that model's fields as keyword arguments
+(``plans.create(name="Pro")``); the models live in ``billingkit.services.<area>``, and their fields
+are the documentation of each call. Methods written out here do more than forward the call.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from billingkit.domain.catalog import Entitlement, Price
+from billingkit.domain.validation import parse_input
+from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
+from billingkit.services import (
+    addons,
+    coupons,
+    credit_grants,
+    entitlements,
+    features,
+    groups,
+    meters,
+    plans,
+    price_units,
+    prices,
+    tax_rates,
+)
+from billingkit.services.entitlements import expand_entitlements
+
+__all__ = [
+    "Addons",
+    "Coupons",
+    "CreditGrants",
+    "Entitlements",
+    "Features",
+    "Groups",
+    "Meters",
+    "Plans",
+    "PriceUnits",
+    "Prices",
+    "TaxRates",
+]
+
+
+class Plans(Area):
+    """Plans, created with their ``prices``, ``entitlements`` and ``credit_grants`` (all or nothing);
+    reads return the plan with its current items. ``delete`` archives the plan and its items."""
+
+    create = RequestOp(plans.create_plan, plans.PlanCreate)
+    get = IdOp(plans.get_plan)
+    update = IdRequestOp(plans.update_plan, plans.PlanUpdate)
+    delete = IdOp(plans.delete_plan)
+    clone = IdRequestOp(plans.clone_plan, plans.PlanClone)
+    list = RequestOp(plans.search_plans, plans.PlanSearch)
+    search = list
+    entitlements = IdOp(plans.plan_entitlements)
+    credit_grants = IdOp(plans.plan_credit_grants)
+
+
+class Addons(Area):
+    """Add-ons, shaped like plans: created with their items, archived with them."""
+
+    create = RequestOp(addons.create_addon, addons.AddonCreate)
+    get = IdOp(addons.get_addon)
+    get_by_lookup_key = IdOp(addons.get_addon_by_lookup_key)
+    update = IdRequestOp(addons.update_addon, addons.AddonUpdate)
+    delete = IdOp(addons.delete_addon)
+    list = RequestOp(addons.search_addons, addons.AddonSearch)
+    search = list
+    entitlements = IdOp(addons.addon_entitlements)
+    credit_grants = IdOp(addons.addon_credit_grants)
+
+
+class Prices(Area):
+    """Prices of plans and add-ons. Changing an amount, model or tiers ends the price and returns
+    its successor; reads return :class:`~billingkit.services.prices.PriceDetail` (the price with
+    its ``meter``, ``pricing_unit`` and whatever ``expand`` names)."""
+
+    create = RequestOp(prices.create_price, prices.PriceCreate)
+    update = IdRequestOp(prices.update_price, prices.PriceUpdate)
+    list = RequestOp(prices.list_prices, prices.PriceSearch)
+    search = list
+
+    def create_bulk(
+        self, items: prices.PriceBulkCreate | Sequence[prices.PriceCreate | Mapping[str, Any]]
+    ) -> builtins.list[Price]:
+        """Create up to 100 prices, all or none; an error names ``items[i].<field>``."""
+        data = (
+            items
+            if isinstance(items, prices.PriceBulkCreate)
+            else parse_input(prices.PriceBulkCreate, {"items": builtins.list(items)})
+        )
+        return self._s.run(prices.create_prices_bulk, data=data)
+
+    def get(self, price_id: str, *, expand: str | Iterable[str] | None = None) -> prices.PriceDetail:
+        """The live price, expanded with ``groups``, ``plan``, ``addon`` when ``expand`` names them."""
+        return self._s.run(prices.get_price, price_id=price_id, expand=expand)
+
+    def get_by_lookup_key(
+        self, lookup_key: str, *, expand: str | Iterable[str] | None = None
+    ) -> prices.PriceDetail:
+        return self._s.run(prices.get_price_by_lookup_key, lookup_key=lookup_key, expand=expand)
+
+    def delete(self, price_id: str, end_date: datetime | None = None) -> Price:
+        """With a future ``end_date`` the price ends then; without, it is archived now."""
+        if end_date is not None:
+            end_date = parse_input(prices.PriceDelete, {"end_date": end_date}).end_date
+        return self._s.run(prices.delete_price, price_id=price_id, end_date=end_date)
+
+
+class PriceUnits(Area):
+    """Custom pricing units; the rate and base currency are fixed at creation, and a unit a live
+    price uses cannot be deleted."""
+
+    create = RequestOp(price_units.create_price_unit, price_units.PriceUnitCreate)
+    get = IdOp(price_units.get_price_unit)
+    get_by_code = IdOp(price_units.get_price_unit_by_code)
+    update = IdRequestOp(price_units.update_price_unit, price_units.PriceUnitUpdate)
+    delete = IdOp(price_units.delete_price_unit)
+    list = RequestOp(price_units.list_price_units, price_units.PriceUnitSearch)
+    search = list
+
+
+class Groups(Area):
+    """Groups of prices or features; reads return :class:`~billingkit.services.groups.GroupDetail`
+    (``.group`` and the live members' ``.entity_ids``)."""
+
+    create = RequestOp(groups.create_group, groups.GroupCreate)
+    get = IdOp(groups.get_group)
+    delete = IdOp(groups.delete_group)
+    list = RequestOp(groups.list_groups, groups.GroupSearch)
+    search = list
+
+    def add_members(self, group_id: str, entity_ids: Sequence[str]) -> groups.GroupDetail:
+        """Move live prices or features (the group's ``entity_type``) into the group."""
+        return self._s.run(groups.add_group_members, group_id=group_id, entity_ids=builtins.list(entity_ids))
+
+
+class Meters(Area):
+    """Meters; ``update`` renames and adds filters only, and a meter a live feature or price uses
+    cannot be deleted."""
+
+    create = RequestOp(meters.create_meter, meters.MeterCreate)
+    get = IdOp(meters.get_meter)
+    update = IdRequestOp(meters.update_meter, meters.MeterUpdate)
+    delete = IdOp(meters.delete_meter)
+    list = RequestOp(meters.list_meters, meters.MeterSearch)
+    search = list
+    list_for_event = IdOp(meters.list_meters_for_event)
+
+
+class Features(Area):
+    """Features; ``search`` honours ``expand`` (``meters``, ``groups``) where ``list`` returns
+    plain features."""
+
+    create = RequestOp(features.create_feature, features.FeatureCreate)
+    get = IdOp(features.get_feature)
+    update = IdRequestOp(features.update_feature, features.FeatureUpdate)
+    delete = IdOp(features.delete_feature)
+    clone = IdRequestOp(features.clone_feature, features.FeatureClone)
+    list = RequestOp(features.list_features, features.FeatureSearch)
+    search = RequestOp(features.list_feature_details, features.FeatureSearch)
+
+    def detail(self, feature_id: str, expand: str | None = None) -> features.FeatureDetail:
+        """The feature with its ``meter`` (always, for a metered feature) and, when ``expand``
+        contains ``groups``, its ``group``."""
+        wanted = features.parse_expand(expand)
+        return self._s.run(features.get_feature_detail, feature_id=feature_id, expand=wanted)
+
+
+class Entitlements(Area):
+    """Entitlements of plans and add-ons; ``create_bulk(items=[...])`` creates all or none."""
+
+    create = RequestOp(entitlements.create_entitlement, entitlements.EntitlementCreate)
+    create_bulk = RequestOp(entitlements.create_entitlements_bulk, entitlements.EntitlementBulkCreate)
+    get = IdOp(entitlements.get_entitlement)
+    update = IdRequestOp(entitlements.update_entitlement, entitlements.EntitlementUpdate)
+    delete = IdOp(entitlements.delete_entitlement)
+    list = RequestOp(entitlements.list_entitlements, entitlements.EntitlementSearch)
+    search = list
+
+    def expand(
+        self, entitlements: Sequence[Entitlement], expand: str | None
+    ) -> builtins.list[dict[str, Any]]:
+        """The entitlements as dicts with what ``expand`` names added: ``features`` -> ``feature``,
+        ``plans`` -> ``plan``, ``addons`` -> ``addon``."""
+        return self._s.run(expand_entitlements, entitlements=entitlements, expand=expand)
+
+
+class CreditGrants(Area):
+    """Credit grants of plans and add-ons."""
+
+    create = RequestOp(credit_grants.create_credit_grant, credit_grants.CreditGrantCreate)
+    get = IdOp(credit_grants.get_credit_grant)
+    update = IdRequestOp(credit_grants.update_credit_grant, credit_grants.CreditGrantUpdate)
+    delete = IdOp(credit_grants.delete_credit_grant)
+    list = RequestOp(credit_grants.list_credit_grants, credit_grants.CreditGrantSearch)
+
+
+class Coupons(Area):
+    """Coupons; only ``name`` and ``metadata`` change after creation."""
+
+    create = RequestOp(coupons.create_coupon, coupons.CouponCreate)
+    get = IdOp(coupons.get_coupon)
+    get_by_code = IdOp(coupons.get_coupon_by_code)
+    update = IdRequestOp(coupons.update_coupon, coupons.CouponUpdate)
+    delete = IdOp(coupons.delete_coupon)
+    list = RequestOp(coupons.list_coupons, coupons.CouponSearch)
+    search = list
+
+
+class TaxRates(Area):
+    """Tax rates; the type and value are fixed at creation."""
+
+    create = RequestOp(tax_rates.create_tax_rate, tax_rates.TaxRateCreate)
+    get = IdOp(tax_rates.get_tax_rate)
+    update = IdRequestOp(tax_rates.update_tax_rate, tax_rates.TaxRateUpdate)
+    delete = IdOp(tax_rates.delete_tax_rate)
+    list = RequestOp(tax_rates.list_tax_rates, tax_rates.TaxRateSearch)
