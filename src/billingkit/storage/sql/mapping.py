@@ -23,6 +23,7 @@ from pydantic_core import from_json
 from sqlalchemy import Column, Dialect, RowMapping, Table
 
 from billingkit.domain.resources import Record
+from billingkit.storage.records import plain_value
 from billingkit.storage.sql.types import (
     ExactDecimal,
     JsonDocument,
@@ -37,7 +38,7 @@ from billingkit.storage.sql.types import (
 
 R = TypeVar("R", bound=Record)
 
-__all__ = ["RowDecoder", "RowEncoder", "from_row", "plain_value", "row_decoder", "row_encoder"]
+__all__ = ["RowDecoder", "RowEncoder", "from_row", "row_decoder", "row_encoder"]
 
 
 @cache
@@ -54,11 +55,6 @@ def _column_names(table: Table) -> tuple[str, ...]:
         cached = tuple(column.name for column in table.columns)
         table.info["column_names"] = cached
     return cached
-
-
-def plain_value(value: Any) -> Any:
-    """An enum member's value; anything else as it is."""
-    return value.value if isinstance(value, Enum) else value
 
 
 def _has_plain_enum(annotation: Any) -> bool:

@@ -26,8 +26,8 @@ from billingkit.domain.resources import Record, Status
 from billingkit.domain.validation import unstorable_text
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
-from billingkit.storage.memory.repository import changed_fields, check_fields
-from billingkit.storage.sql.mapping import RowEncoder, from_row, plain_value, row_decoder, row_encoder
+from billingkit.storage.records import changed_fields, check_fields, plain_value
+from billingkit.storage.sql.mapping import RowEncoder, from_row, row_decoder, row_encoder
 from billingkit.storage.sql.types import ExactDecimal
 
 T = TypeVar("T", bound=Record)

@@ -16,7 +16,7 @@ from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
-from billingkit.storage.kinds import KINDS, RepositoryAttributes
+from billingkit.storage.kinds import KINDS
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
@@ -145,7 +145,10 @@ class SqlStorage:
         return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
 
 
-class SqlUnitOfWork(RepositoryAttributes):
+class SqlUnitOfWork:
+    """The SQL store's :class:`~billingkit.ports.UnitOfWork`; its repositories (the attributes
+    :class:`~billingkit.ports.Repositories` declares) are made on first access."""
+
     def __init__(self, engine: Engine, tenant_id: str | None, environment_id: str | None) -> None:
         self._engine = engine
         self._scope = (tenant_id, environment_id)
