@@ -6,20 +6,20 @@ external id can be reused); a deleted customer is archived and then reads as not
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.customers import Customer
-from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.queries import ListQuery, Op, Page
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptyStr, TimeZoneName
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.notifications import record
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "CustomerCreate",
@@ -93,25 +93,13 @@ class CustomerUpdate(InputModel):
 
 
 class CustomerSearch(SearchRequest):
-    customer_ids: list[str] | None = None
-    external_id: str | None = None
-    external_ids: list[str] | None = None
-    email: str | None = None
-    metadata: dict[str, str] | None = None
+    kind: ClassVar[str] = "customers"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.customer_ids:
-            out.append(Filter("id", Op.IN, self.customer_ids))
-        if self.external_id:
-            out.append(Filter("external_id", Op.EQ, self.external_id))
-        if self.external_ids:
-            out.append(Filter("external_id", Op.IN, self.external_ids))
-        if self.email:
-            out.append(Filter("email", Op.EQ, self.email))
-        for key, value in (self.metadata or {}).items():
-            out.append(Filter(f"metadata.{key}", Op.EQ, value))
-        return out
+    customer_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    external_id: Annotated[str | None, Searches("external_id", Op.EQ)] = None
+    external_ids: Annotated[list[str] | None, Searches("external_id", Op.IN)] = None
+    email: Annotated[str | None, Searches("email", Op.EQ)] = None
+    metadata: Annotated[dict[str, str] | None, Searches("metadata", Op.EQ)] = None
 
 
 def _live(customer: Customer | None, what: str) -> Customer:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field
 
@@ -37,7 +37,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.notifications import record
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Present, Searches, SearchRequest
 
 __all__ = [
     "EntitlementBulkCreate",
@@ -185,36 +185,19 @@ class EntitlementUpdate(PartialUpdate):
 
 
 class EntitlementSearch(SearchRequest):
-    """The reference's ``types.EntitlementFilter``."""
+    """The reference's ``types.EntitlementFilter``; ``has_grant_config`` keeps the entitlements
+    with (true) or without (false) a usage grant."""
 
-    entitlement_ids: list[str] | None = None
-    feature_ids: list[str] | None = None
-    plan_ids: list[str] | None = None
-    entity_type: EntitlementEntityType | None = None
-    entity_ids: list[str] | None = None
-    feature_type: FeatureType | None = None
-    is_enabled: bool | None = None
-    has_grant_config: bool | None = None
+    kind: ClassVar[str] = "entitlements"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        for field, values in (
-            ("id", self.entitlement_ids),
-            ("feature_id", self.feature_ids),
-            ("plan_id", self.plan_ids),
-            ("entity_id", self.entity_ids),
-        ):
-            if values:
-                out.append(Filter(field, Op.IN, values))
-        if self.entity_type is not None:
-            out.append(Filter("entity_type", Op.EQ, self.entity_type.value))
-        if self.feature_type is not None:
-            out.append(Filter("feature_type", Op.EQ, self.feature_type.value))
-        if self.is_enabled is not None:
-            out.append(Filter("is_enabled", Op.EQ, self.is_enabled))
-        if self.has_grant_config is not None:
-            out.append(Filter("grant_quota", Op.NE if self.has_grant_config else Op.EQ, None))
-        return out
+    entitlement_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    feature_ids: Annotated[list[str] | None, Searches("feature_id", Op.IN)] = None
+    plan_ids: Annotated[list[str] | None, Searches("plan_id", Op.IN)] = None
+    entity_type: Annotated[EntitlementEntityType | None, Searches("entity_type", Op.EQ)] = None
+    entity_ids: Annotated[list[str] | None, Searches("entity_id", Op.IN)] = None
+    feature_type: Annotated[FeatureType | None, Searches("feature_type", Op.EQ)] = None
+    is_enabled: Annotated[bool | None, Searches("is_enabled", Op.EQ)] = None
+    has_grant_config: Annotated[bool | None, Present("grant_quota")] = None
 
 
 # -- shared with plans and add-ons ---------------------------------------------------------------

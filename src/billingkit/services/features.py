@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -46,7 +46,7 @@ from billingkit.services.groups import group_details, require_group
 from billingkit.services.meters import MeterCreate, MeterFilterInput, merge_filters, new_meter, require_meter
 from billingkit.services.notifications import record
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "AlertSettingsInput",
@@ -143,25 +143,13 @@ class FeatureClone(InputModel):
 class FeatureSearch(SearchRequest):
     """``name_contains`` matches case-insensitively; ``expand`` may hold ``meters`` and ``groups``."""
 
-    feature_ids: list[str] | None = None
-    lookup_key: str | None = None
-    lookup_keys: list[str] | None = None
-    meter_ids: list[str] | None = None
-    name_contains: str | None = None
+    kind: ClassVar[str] = "features"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.feature_ids:
-            out.append(Filter("id", Op.IN, self.feature_ids))
-        if self.lookup_key:
-            out.append(Filter("lookup_key", Op.EQ, self.lookup_key))
-        if self.lookup_keys:
-            out.append(Filter("lookup_key", Op.IN, self.lookup_keys))
-        if self.meter_ids:
-            out.append(Filter("meter_id", Op.IN, self.meter_ids))
-        if self.name_contains:
-            out.append(Filter("name", Op.CONTAINS, self.name_contains))
-        return out
+    feature_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    lookup_key: Annotated[str | None, Searches("lookup_key", Op.EQ)] = None
+    lookup_keys: Annotated[list[str] | None, Searches("lookup_key", Op.IN)] = None
+    meter_ids: Annotated[list[str] | None, Searches("meter_id", Op.IN)] = None
+    name_contains: Annotated[str | None, Searches("name", Op.CONTAINS)] = None
 
 
 @dataclass(frozen=True, slots=True)

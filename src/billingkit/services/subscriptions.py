@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -74,7 +74,7 @@ from billingkit.services.invoicing import (
 )
 from billingkit.services.prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import NotSupported, Searches, SearchRequest
 
 __all__ = [
     "SubscriptionActivate",
@@ -180,37 +180,21 @@ class SubscriptionActivate(InputModel):
 
 
 class SubscriptionSearch(SearchRequest):
-    subscription_ids: list[str] | None = None
-    customer_id: str | None = None
-    customer_ids: list[str] | None = None
-    external_customer_id: str | None = None
-    plan_id: str | None = None
-    subscription_status: list[SubscriptionStatus] | None = None
-    billing_period: list[BillingPeriod] | None = None
-    billing_cadence: list[BillingCadence] | None = None
-    subscription_type: list[SubscriptionType] | None = None
-    active_at: UtcDatetime | None = None
-    with_line_items: bool = True
+    kind: ClassVar[str] = "subscriptions"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.subscription_ids:
-            out.append(Filter("id", Op.IN, self.subscription_ids))
-        if self.customer_id:
-            out.append(Filter("customer_id", Op.EQ, self.customer_id))
-        if self.customer_ids:
-            out.append(Filter("customer_id", Op.IN, self.customer_ids))
-        if self.plan_id:
-            out.append(Filter("plan_id", Op.EQ, self.plan_id))
-        for name in ("subscription_status", "billing_period", "billing_cadence", "subscription_type"):
-            values = getattr(self, name)
-            if values:
-                out.append(Filter(name, Op.IN, [v.value for v in values]))
-        if self.active_at is not None:
-            raise ValidationError(
-                "active_at is not supported by this version of billingkit", field="active_at"
-            )
-        return out
+    subscription_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    customer_id: Annotated[str | None, Searches("customer_id", Op.EQ)] = None
+    customer_ids: Annotated[list[str] | None, Searches("customer_id", Op.IN)] = None
+    external_customer_id: str | None = None
+    plan_id: Annotated[str | None, Searches("plan_id", Op.EQ)] = None
+    subscription_status: Annotated[
+        list[SubscriptionStatus] | None, Searches("subscription_status", Op.IN)
+    ] = None
+    billing_period: Annotated[list[BillingPeriod] | None, Searches("billing_period", Op.IN)] = None
+    billing_cadence: Annotated[list[BillingCadence] | None, Searches("billing_cadence", Op.IN)] = None
+    subscription_type: Annotated[list[SubscriptionType] | None, Searches("subscription_type", Op.IN)] = None
+    active_at: Annotated[UtcDatetime | None, NotSupported()] = None
+    with_line_items: bool = True
 
 
 @dataclass(frozen=True, slots=True)
