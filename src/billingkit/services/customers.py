@@ -18,7 +18,7 @@ from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptySt
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
@@ -108,23 +108,12 @@ def _live(customer: Customer | None, what: str) -> Customer:
     return customer
 
 
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, customer: Customer) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="customer",
-        entity_id=customer.id,
-        resource=customer.to_dict(),
-    )
-
-
 def create_customer(uow: UnitOfWork, ctx: Context, *, data: CustomerCreate) -> Customer:
     """Create a customer; :class:`AlreadyExists` when a live customer has the external id."""
     ctx.require(ENTITY, Action.WRITE)
     customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())
     uow.customers.add(customer)
-    _notify(uow, ctx, "customer.created", customer)
+    notify(uow, ctx, "customer.created", customer)
     return customer
 
 
@@ -146,7 +135,7 @@ def update_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str, data: Cu
         return current
     updated = current.model_copy(update={**changes, **ctx.touch()})
     uow.customers.update(updated)
-    _notify(uow, ctx, "customer.updated", updated)
+    notify(uow, ctx, "customer.updated", updated)
     return updated
 
 
@@ -156,7 +145,7 @@ def delete_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str) -> Custo
     current = _live(uow.customers.find(customer_id), customer_id)
     archived = current.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
     uow.customers.update(archived)
-    _notify(uow, ctx, "customer.deleted", archived)
+    notify(uow, ctx, "customer.deleted", archived)
     return archived
 
 

@@ -35,7 +35,7 @@ from billingkit.domain.validation import INT32_MAX, InputModel, NonEmptyStr, Utc
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
 from billingkit.services.search import Present, Searches, SearchRequest
 
@@ -209,17 +209,6 @@ def _prefixed(exc: ValidationError, prefix: str) -> ValidationError:
     return ValidationError(exc.message, field=field, details={**exc.details, "field": field})
 
 
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, entitlement: Entitlement) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="entitlement",
-        entity_id=entitlement.id,
-        resource=entitlement.to_dict(),
-    )
-
-
 def _build_owned(
     uow: UnitOfWork,
     ctx: Context,
@@ -249,7 +238,7 @@ def _build_owned(
 
 def _store(uow: UnitOfWork, ctx: Context, entitlement: Entitlement) -> Entitlement:
     uow.entitlements.add(entitlement)
-    _notify(uow, ctx, "entitlement.created", entitlement)
+    notify(uow, ctx, "entitlement.created", entitlement)
     return entitlement
 
 
@@ -371,7 +360,7 @@ def update_entitlement(
     if not changes:
         return current
     updated = uow.entitlements.update(update_fields(current, changes, ctx, check_entitlement))
-    _notify(uow, ctx, "entitlement.updated", updated)
+    notify(uow, ctx, "entitlement.updated", updated)
     return updated
 
 
@@ -379,7 +368,7 @@ def delete_entitlement(uow: UnitOfWork, ctx: Context, *, entitlement_id: str) ->
     """Archive the entitlement; records ``entitlement.deleted``."""
     ctx.require(ENTITY, Action.WRITE)
     archived = archive(uow.entitlements, get_live(uow.entitlements, LABEL, entitlement_id), ctx)
-    _notify(uow, ctx, "entitlement.deleted", archived)
+    notify(uow, ctx, "entitlement.deleted", archived)
     return archived
 
 

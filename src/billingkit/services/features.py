@@ -44,7 +44,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.groups import group_details, require_group
 from billingkit.services.meters import MeterCreate, MeterFilterInput, merge_filters, new_meter, require_meter
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields
 from billingkit.services.search import Searches, SearchRequest
 
@@ -178,17 +178,6 @@ def parse_expand(expand: str | None) -> frozenset[str]:
     return frozenset(parts & {"meters", "groups"})
 
 
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, feature: Feature) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="feature",
-        entity_id=feature.id,
-        resource=feature.to_dict(),
-    )
-
-
 def _group_id(uow: UnitOfWork, group_id: str | None) -> str | None:
     if not group_id:
         return None
@@ -218,7 +207,7 @@ def create_feature(uow: UnitOfWork, ctx: Context, *, data: FeatureCreate) -> Fea
     if meter is not None:
         uow.meters.add(meter)
     uow.features.add(feature)
-    _notify(uow, ctx, "feature.created", feature)
+    notify(uow, ctx, "feature.created", feature)
     return feature
 
 
@@ -305,7 +294,7 @@ def update_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str, data: Feat
         return current
     updated = build(Feature, {**fields, **ctx.touch()}, check_feature)
     uow.features.update(updated)
-    _notify(uow, ctx, "feature.updated", updated)
+    notify(uow, ctx, "feature.updated", updated)
     return updated
 
 
@@ -321,7 +310,7 @@ def delete_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str) -> Feature
             details={"entitlement_id": entitlement.id},
         )
     archived = archive(uow.features, current, ctx)
-    _notify(uow, ctx, "feature.deleted", archived)
+    notify(uow, ctx, "feature.deleted", archived)
     return archived
 
 
@@ -344,7 +333,7 @@ def clone_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str, data: Featu
         require_group(uow, source.group_id, GroupEntityType.FEATURE)
     clone = build(Feature, {**fields, **new_fields(ctx, "feat")}, check_feature)
     uow.features.add(clone)
-    _notify(uow, ctx, "feature.created", clone)
+    notify(uow, ctx, "feature.created", clone)
     return clone
 
 

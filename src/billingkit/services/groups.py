@@ -23,7 +23,7 @@ from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import archive, build, get_live, new_fields
 from billingkit.services.search import Searches, SearchRequest
 
@@ -125,14 +125,7 @@ def _set_group(uow: UnitOfWork, ctx: Context, member: Feature | Price, group_id:
     updated = member.model_copy(update={"group_id": group_id, **ctx.touch()})
     if isinstance(updated, Feature):
         uow.features.update(updated)
-        record(
-            uow,
-            ctx,
-            event_type="feature.updated",
-            entity_type="feature",
-            entity_id=updated.id,
-            resource=updated.to_dict(),
-        )
+        notify(uow, ctx, "feature.updated", updated)
     else:
         uow.prices.update(updated)
 

@@ -35,6 +35,7 @@ from billingkit.domain.access import Action
 from billingkit.domain.catalog import Plan, Price
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType, PriceType
 from billingkit.domain.customers import Customer
+from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.invoices import BillingReason
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule, Period
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
@@ -95,7 +96,6 @@ ENTITY = "subscription"
 LABEL = "subscription"
 #: Longest trial accepted, in days (ten years).
 MAX_TRIAL_DAYS = 3650
-_ADDRESS = tuple(f"address_{part}" for part in ("line1", "line2", "city", "state", "postal_code", "country"))
 V2_EXPANSIONS = frozenset({"coupon_associations", "credit_grants", "subscription_line_items", "phases"})
 
 # Requests the reference accepts that this version does not carry out yet: refused when given,
@@ -214,45 +214,6 @@ class SubscriptionV2:
             if name in self.expand:
                 data[name] = []
         return data
-
-
-def subscription_payload(sub: Subscription, customer: Customer | None) -> dict[str, Any]:
-    """The ``subscription`` object of subscription webhook payloads (the spec's field list)."""
-    data = sub.to_dict(line_items=False)
-    keep = [
-        "id",
-        "lookup_key",
-        "plan_id",
-        "customer_id",
-        "parent_subscription_id",
-        "subscription_status",
-        "subscription_type",
-        "pause_status",
-        "billing_cadence",
-        "billing_period",
-        "billing_period_count",
-        "currency",
-        "start_date",
-        "end_date",
-        "current_period_start",
-        "current_period_end",
-        "cancel_at",
-        "cancel_at_period_end",
-        "cancelled_at",
-        "trial_start",
-        "trial_end",
-        "metadata",
-    ]
-    payload = {name: data[name] for name in keep}
-    if customer is not None:
-        whole = customer.model_dump(mode="json")
-        payload["customer"] = {
-            name: whole.get(name)
-            for name in ("id", "external_id", "name", "email", "timezone", "metadata", *_ADDRESS)
-        }
-    else:
-        payload["customer"] = None
-    return payload
 
 
 def _refuse_unsupported(data: SubscriptionCreate) -> None:
@@ -533,14 +494,7 @@ def create_subscription(
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)
     event = "subscription.draft.created" if draft else "subscription.created"
-    notifications.record(
-        uow,
-        ctx,
-        event_type=event,
-        entity_type="subscription",
-        entity_id=sub.id,
-        resource=subscription_payload(sub, customer),
-    )
+    notifications.notify(uow, ctx, event, sub, customer)
     return sub
 
 
@@ -607,14 +561,8 @@ def activate_subscription(
     )
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
-    notifications.record(
-        uow,
-        ctx,
-        event_type="subscription.activated",
-        entity_type="subscription",
-        entity_id=activated.id,
-        resource=subscription_payload(activated, uow.customers.find(activated.customer_id)),
-    )
+    customer = uow.customers.find(activated.customer_id)
+    notifications.notify(uow, ctx, "subscription.activated", activated, customer)
     return activated
 
 
