@@ -147,3 +147,13 @@ def test_a_request_filtering_a_field_its_kind_does_not_declare_is_refused() -> N
 
         class _Unknown(SearchRequest):
             kind: ClassVar[str] = "clients"
+
+
+def test_the_old_extra_filters_hook_is_refused_with_the_new_form() -> None:
+    with pytest.raises(TypeError, match=r"extra_filters\(\) is no longer called: mark each filtering field"):
+
+        class _OldStyle(SearchRequest):
+            kind: ClassVar[str] = "customers"
+
+            def extra_filters(self) -> list[object]:
+                return []

@@ -221,6 +221,11 @@ class SearchRequest(InputModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        if "extra_filters" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}.extra_filters() is no longer called: mark each filtering field "
+                'instead, e.g. customer_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None'
+            )
         problems = _undeclared(cls)
         if problems:
             raise TypeError(
