@@ -457,7 +457,7 @@ def timed_parts() -> Iterator[dict[str, float]]:
     spent: dict[str, float] = {}
     targets: list[tuple[Any, str, Callable[..., str]]] = [
         (SqlUnitOfWork, "__enter__", lambda *a: "unit of work open (pool checkout, BEGIN)"),
-        (SqlUnitOfWork, "claim_due_subscriptions", lambda *a: "claim (SELECT, rows -> Subscription)"),
+        (SqlUnitOfWork, "claim_due", lambda *a: "claim (SELECT, rows -> Subscription)"),
         (billing_runs, "plan_due", lambda *a: "plan_due"),
         (billing_runs, "load_snapshot", lambda *a: "load_snapshot"),
         (billing_runs, "measure_usage", lambda *a: "measure_usage"),
@@ -519,7 +519,7 @@ ORDER = [
 # cProfile rows worth naming: (label, path suffix, function).
 PROFILE_ROWS = [
     ("run_due (all)", "facade/billing.py", "run_due"),
-    ("claim_due_subscriptions", "sql/storage.py", "claim_due_subscriptions"),
+    ("claim_due", "sql/storage.py", "claim_due"),
     ("plan_due", "domain/renewals.py", "plan_due"),
     ("load_snapshot", "services/invoicing.py", "load_snapshot"),
     ("measure_usage", "services/invoicing.py", "measure_usage"),

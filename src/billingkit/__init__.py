@@ -100,7 +100,9 @@ from billingkit.errors import (
 from billingkit.facade import Billing, Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.facade.worker import Worker
+from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
 from billingkit.services.billing_runs import RunReport
+from billingkit.services.settings import Settings
 from billingkit.storage.memory import MemoryStorage
 
 __all__ = [
@@ -155,6 +157,7 @@ __all__ = [
     "ListQuery",
     "LoginThrottle",
     "MemoryStorage",
+    "MemoryWebhookTransport",
     "Meter",
     "NotFound",
     "NotificationEvent",
@@ -177,7 +180,9 @@ __all__ = [
     "ResetUsage",
     "Role",
     "RunReport",
+    "SandboxPaymentProvider",
     "Scoped",
+    "Settings",
     "Sort",
     "SqlStorage",
     "Status",

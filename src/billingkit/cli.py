@@ -16,9 +16,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from billingkit.errors import BillingError
+
+if TYPE_CHECKING:  # the CLI imports the library lazily: `billingkit --version` stays fast
+    from billingkit.facade import Billing
+    from billingkit.services.settings import Settings
 
 DEFAULT_DATABASE_URL = "sqlite:///billingkit.db"
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -108,10 +112,10 @@ def _token_secret() -> str | None:
     return os.environ.get("BILLINGKIT_TOKEN_SECRET") or None
 
 
-def _billing(args: argparse.Namespace, *, migrate: bool | None = None):  # type: ignore[no-untyped-def]
+def _billing(args: argparse.Namespace, settings: Settings | None = None) -> Billing:
     from billingkit.facade import Billing
 
-    return Billing.from_url(_database_url(args), migrate=migrate, token_secret=_token_secret())
+    return Billing.from_url(_database_url(args), settings=settings or _settings(args))
 
 
 def _configure_logging(level: str) -> None:
@@ -124,10 +128,23 @@ def _configure_logging(level: str) -> None:
         logging.getLogger("alembic").setLevel(logging.INFO)
 
 
-def _worker_settings(args: argparse.Namespace) -> tuple[float, int]:
-    interval = _setting(args.interval, "BILLINGKIT_WORKER_INTERVAL", _positive_float, 60.0)
-    batch_size = _setting(args.batch_size, "BILLINGKIT_WORKER_BATCH_SIZE", _positive_int, 500)
-    return interval, batch_size
+def _settings(args: argparse.Namespace) -> Settings:
+    """The ``Billing`` settings of a command: the token secret and, for the commands that run the
+    worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
+    ``Settings`` default)."""
+    from billingkit.services.settings import Settings
+
+    settings = Settings(token_secret=_token_secret())
+    if not hasattr(args, "interval"):
+        return settings
+    return settings.replace(
+        worker_interval=_setting(
+            args.interval, "BILLINGKIT_WORKER_INTERVAL", _positive_float, settings.worker_interval
+        ),
+        run_batch_size=_setting(
+            args.batch_size, "BILLINGKIT_WORKER_BATCH_SIZE", _positive_int, settings.run_batch_size
+        ),
+    )
 
 
 # -- commands --------------------------------------------------------------------------------------
@@ -175,11 +192,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = _setting(args.host, "BILLINGKIT_HOST", str, "127.0.0.1")
     port = _setting(args.port, "BILLINGKIT_PORT", _port, 8080)
     run_worker = _setting(args.worker, "BILLINGKIT_WORKER_ENABLED", _boolean, True)
-    interval, batch_size = _worker_settings(args)
-    if _token_secret() is None:
+    settings = _settings(args)
+    if settings.token_secret is None:
         log.warning(NO_TOKEN_SECRET)
-    billing = _billing(args)
-    worker = Worker(billing, interval=interval, batch_size=batch_size).start() if run_worker else None
+    billing = _billing(args, settings)
+    worker = Worker(billing).start() if run_worker else None
     try:
         uvicorn.run(create_app(billing), host=host, port=port, log_level=args.log_level)
     finally:
@@ -194,9 +211,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from billingkit.facade.worker import Worker
 
-    interval, batch_size = _worker_settings(args)
     billing = _billing(args)
-    worker = Worker(billing, interval=interval, batch_size=batch_size)
+    worker = Worker(billing)
     if args.once:
         report = worker.tick()
         billing.close()

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AlreadyExists",
+    "AppendOnly",
     "BillingError",
     "ConfigurationError",
     "IdempotencyConflict",
@@ -110,6 +111,14 @@ class AlreadyExists(BillingError):
     """A uniqueness rule (external id, lookup key, code, ...) would be broken."""
 
     code = "already_exists"
+    http_status = 409
+
+
+class AppendOnly(BillingError):
+    """A change to a stored row of an append-only kind (a ledger such as wallet transactions):
+    rows are only added; a correction is a new row."""
+
+    code = "append_only"
     http_status = 409
 
 

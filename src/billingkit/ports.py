@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from decimal import Decimal
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
@@ -27,23 +28,28 @@ from billingkit.domain.catalog import (
 )
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
+from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPayment, WebhookRequest
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
+from billingkit.domain.wallets import WalletTransaction
 
 __all__ = [
     "Clock",
     "CounterStore",
     "EventStore",
+    "Ledger",
+    "PaymentProvider",
     "Repositories",
     "Repository",
     "Scope",
     "Storage",
     "UnitOfWork",
     "UsageStore",
+    "WebhookTransport",
 ]
 
 T = TypeVar("T", bound=Record)
@@ -95,6 +101,41 @@ class Repository(Protocol[T]):
         ``stored`` are written to the resource with ``stored.id``. For versioned kinds the stored
         ``version`` must still equal ``stored.version`` (else :class:`VersionConflict`) and becomes
         ``stored.version + 1``. All of them or none. Returns the saved items (new versions)."""
+        ...
+
+    def list(self, query: ListQuery) -> Page[T]: ...
+
+
+class Ledger(Protocol[T]):
+    """Stores one append-only kind (money that moves) inside one scope: rows are added, read and
+    summed, never changed. A correction is a new row; the stores refuse ``update`` and
+    ``update_many`` with :class:`AppendOnly` (and :class:`NotFound` for a row the scope cannot
+    see), so this protocol does not offer them. Reads and writes are as :class:`Repository`'s."""
+
+    def get(self, id: str) -> T: ...
+
+    def find(self, id: str) -> T | None: ...
+
+    def find_many(self, ids: Iterable[str]) -> list[T]: ...
+
+    def find_one(self, *, include_archived: bool = False, **equals: Any) -> T | None: ...
+
+    def add(self, item: T) -> T:
+        """Insert; :class:`AlreadyExists` (and nothing written) if it breaks a uniqueness rule,
+        such as a movement key already stored."""
+        ...
+
+    def add_many(self, items: Sequence[T]) -> None: ...
+
+    def sum(self, field: str, /, **equals: Any) -> Decimal:
+        """The exact sum of decimal ``field`` over the scope's rows whose fields equal ``equals``
+        (any status; ``None`` values add nothing); ``Decimal(0)`` when no row matches. Computed
+        by the store (one statement on SQL stores), never through binary floating point."""
+        ...
+
+    def sum_by(self, field: str, group_by: str, /, **equals: Any) -> dict[str | None, Decimal]:
+        """As :meth:`sum`, per value of the text field ``group_by`` (an enum's value, ``None``
+        for rows without one); groups without rows are absent."""
         ...
 
     def list(self, query: ListQuery) -> Page[T]: ...
@@ -169,6 +210,7 @@ class Repositories(Protocol):
     tax_rates: Repository[TaxRate]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
+    wallet_transactions: Ledger[WalletTransaction]
     events: EventStore
     usage: UsageStore
     counters: CounterStore
@@ -207,11 +249,14 @@ class UnitOfWork(Repositories, Protocol):
         """Login lookup across tenants (the only other unscoped read)."""
         ...
 
-    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        """Up to ``limit`` published subscriptions of any scope whose ``next_run_at`` is at or
-        before ``now``, earliest first, claimed for this transaction: PostgreSQL locks them
-        (``FOR UPDATE SKIP LOCKED``), so a concurrent runner claims others; SQLite and the memory
-        store serialise writers anyway. The billing run is the only caller."""
+    def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        """Up to ``limit`` published items of ``kind`` of any scope whose due field (the kind's
+        ``due_at`` in ``storage.kinds``, e.g. a subscription's ``next_run_at``) is at or before
+        ``now``, earliest first (then by id), claimed for this transaction: PostgreSQL locks them
+        (``FOR UPDATE SKIP LOCKED``), so a concurrent claimer takes others; SQLite and the memory
+        store serialise writers anyway. Claiming changes nothing: the caller moves the due field
+        and commits, or rolls back and the items are due again. :class:`ValidationError` for a kind
+        that carries no due work or a ``limit`` below 1. The due-work runner is the only caller."""
         ...
 
 
@@ -226,3 +271,37 @@ class Storage(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class PaymentProvider(Protocol):
+    """Takes payments from customers through an outside party (invoices charged automatically,
+    checkout sessions). ``Billing(payment_provider=...)`` holds one; services reach it as
+    ``ctx.providers.payment_provider``. The default is the in-process sandbox."""
+
+    @property
+    def name(self) -> str:
+        """The provider's name as stored on payments and checkout sessions (``"sandbox"``)."""
+        ...
+
+    def create_payment(self, request: PaymentRequest) -> ProviderPayment:
+        """Start the payment (charge the payment method at once when the request names one).
+        Idempotent on ``request.idempotency_key``: the same key answers with the same payment and
+        never charges twice; the same key with a different request is :class:`IdempotencyConflict`."""
+        ...
+
+    def get_payment(self, provider_payment_id: str) -> ProviderPayment:
+        """The payment as the provider sees it now (a pending one may have succeeded or failed
+        since); :class:`NotFound` for an id this provider never issued."""
+        ...
+
+
+class WebhookTransport(Protocol):
+    """Sends signed webhook requests to receivers. ``Billing(webhook_transport=...)`` holds one;
+    services reach it as ``ctx.providers.webhook_transport``. The default keeps deliveries in
+    memory; a host that wants real receivers called passes an HTTP transport."""
+
+    def deliver(self, request: WebhookRequest) -> DeliveryResult:
+        """Send ``request`` once and report the receiver's answer. A receiver's failure (an error
+        status, a refused connection, a timeout) is a result, not an exception, so the caller can
+        record the attempt and retry it later."""
+        ...

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from billingkit import Billing
-from billingkit.cli import _worker_settings, build_parser
+from billingkit.cli import _settings, build_parser
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -90,7 +90,7 @@ def test_worker_once_bills_what_is_due_and_a_second_run_bills_nothing(tmp_path: 
     assert second.stdout.strip() == "0 subscriptions, 0 invoices, 0 notifications, 0 failures"
     billing = Billing.from_url(url)
     with billing.storage.unit_of_work() as uow:
-        sub = uow.claim_due_subscriptions(datetime.now(UTC), 10)
+        sub = uow.claim_due("subscriptions", datetime.now(UTC), 10)
     assert sub == []
     billing.close()
     assert sub_id.startswith("subs_")
@@ -183,13 +183,23 @@ def test_worker_settings_come_from_flags_then_variables_then_defaults(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     parser = build_parser()
-    for name in ("BILLINGKIT_WORKER_INTERVAL", "BILLINGKIT_WORKER_BATCH_SIZE"):
+    for name in ("BILLINGKIT_WORKER_INTERVAL", "BILLINGKIT_WORKER_BATCH_SIZE", "BILLINGKIT_TOKEN_SECRET"):
         monkeypatch.delenv(name, raising=False)
-    assert _worker_settings(parser.parse_args(["worker"])) == (60.0, 500)
+
+    def worker_settings(*argv: str) -> tuple[float, int]:
+        settings = _settings(parser.parse_args(argv))
+        return settings.worker_interval, settings.run_batch_size
+
+    assert worker_settings("worker") == (60.0, 500)
     monkeypatch.setenv("BILLINGKIT_WORKER_INTERVAL", "2.5")
     monkeypatch.setenv("BILLINGKIT_WORKER_BATCH_SIZE", "7")
-    assert _worker_settings(parser.parse_args(["serve"])) == (2.5, 7)
-    assert _worker_settings(parser.parse_args(["worker", "--interval", "9", "--batch-size", "3"])) == (9.0, 3)
+    assert worker_settings("serve") == (2.5, 7)
+    assert worker_settings("worker", "--interval", "9", "--batch-size", "3") == (9.0, 3)
+    # The token secret travels in the same settings; commands that run no worker ignore its variables.
+    monkeypatch.setenv("BILLINGKIT_TOKEN_SECRET", "s3cret")
+    monkeypatch.setenv("BILLINGKIT_WORKER_INTERVAL", "-1")
+    migrate = _settings(parser.parse_args(["migrate"]))
+    assert (migrate.token_secret, migrate.worker_interval) == (b"s3cret", 60.0)
 
 
 def test_a_bad_flag_is_an_argparse_error() -> None:

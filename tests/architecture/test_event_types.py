@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import ast
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 import billingkit
+from billingkit import Billing
 from billingkit.domain.access import Actor, Role
 from billingkit.domain.event_types import EVENT_TYPES
-from billingkit.domain.ids import IdFactory
 from billingkit.errors import InternalError
 from billingkit.services import notifications
 from billingkit.services.context import Context
@@ -105,8 +104,7 @@ def test_the_api_guide_lists_the_catalogue() -> None:
 
 
 def _context() -> Context:
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    return Context("t", "e", Actor("u", (Role.SUPER_ADMIN,)), now, IdFactory(lambda: now))
+    return Billing().context("t", "e", Actor("u", (Role.SUPER_ADMIN,)))
 
 
 def test_a_type_outside_the_catalogue_or_under_another_key_cannot_be_made() -> None:

@@ -31,7 +31,7 @@ def test_a_started_worker_bills_due_periods_and_stops() -> None:
     assert worker.runs >= 2
     # Two weekly periods ended: two cycle invoices; the later ticks found nothing more to do.
     with billing.storage.unit_of_work() as uow:
-        assert uow.claim_due_subscriptions(clock.now(), 10) == []
+        assert uow.claim_due("subscriptions", clock.now(), 10) == []
     assert worker.last_report is not None
     assert (worker.last_report.invoices, worker.last_report.invoice_count) == ([], 0)
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-import billingkit.facade.billing as billing_facade
 from billingkit import Billing, Scoped, TestClock
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
+from billingkit.services import due_work
 from billingkit.services.billing_runs import RunReport
 from billingkit.storage.sql import SqlStorage
 from tests.conftest import make_storage
@@ -112,14 +112,14 @@ def populate(storage: SqlStorage) -> Fixture:
 def slow_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each runner holds its claimed batch a little longer before committing, so the other runner
     meets locked rows and the two interleave instead of one doing everything."""
-    real = billing_facade.bill_claimed  # type: ignore[attr-defined]  # the name run_due calls
+    real = due_work.HANDLERS["subscriptions"]  # the handler the runner calls per batch
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         result = real(*args, **kwargs)
         time.sleep(0.03)
         return result
 
-    monkeypatch.setattr(billing_facade, "bill_claimed", slow)
+    monkeypatch.setattr(due_work, "HANDLERS", {**due_work.HANDLERS, "subscriptions": slow})
 
 
 @pytest.fixture

@@ -1,11 +1,34 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import pydantic_core
 import pytest
 from fastapi.testclient import TestClient
 
 from billingkit import Billing
 from billingkit.http import create_app
+from billingkit.http.schemas.base import WireModel
 from billingkit.services.access import BootstrapResult
+
+
+@pytest.fixture(autouse=True)
+def answers_are_the_library_dicts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every answer model a route builds from a ``to_dict()`` must serialise to exactly that dict's
+    JSON, byte for byte (keys, order, nulls), as the route sends it (``exclude_unset``): the models
+    describe the wire, they must not change it. A key the model lacks fails in ``model_validate``
+    itself (``extra="forbid"``), a key it requires but the dict lacks too."""
+    validate = WireModel.model_validate.__func__  # type: ignore[attr-defined]
+
+    def checked(cls: type[WireModel], obj: Any, **kwargs: Any) -> WireModel:
+        model = validate(cls, obj, **kwargs)
+        sent = model.model_dump_json(exclude_unset=True)
+        assert sent == pydantic_core.to_json(obj).decode(), f"{cls.__name__} changes the answer"
+        return model  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(WireModel, "model_validate", classmethod(checked))
+    yield
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from billingkit.domain.access import Actor, Role
 from billingkit.domain.usage import UsageEvent, property_number
 from billingkit.services import events as events_service
 from billingkit.services.access import BootstrapResult
-from billingkit.services.context import Context
 
 
 def _batch(n: int, prefix: str = "e") -> list[dict[str, Any]]:
@@ -250,7 +249,7 @@ def test_decimal_properties_are_stored_as_their_exact_text(test_env: Scoped) -> 
 def test_parsed_events_are_the_events_the_constructor_builds(billing: Billing, clock: TestClock) -> None:
     # parse_event fills UsageEvent's slots itself (no second validation): it must stay in step
     assert events_service._FAST_EVENT, "UsageEvent's fields changed: update services/events.py"
-    ctx = Context(tenant_id="t", environment_id="e", actor=Actor.system(), now=clock.now(), ids=billing.ids)
+    ctx = billing.context("t", "e", Actor.system())
     raw = {
         "event_id": "e1",
         "event_name": "api.request",

@@ -595,7 +595,14 @@ def test_bulk_create_is_all_or_nothing(test_env: Scoped, plan_id: str, meter_id:
 
 def test_shared_owner_functions(test_env: Scoped, plan_id: str) -> None:
     first = test_env.prices.create(**fixed(plan_id, lookup_key="k"))
-    data = svc.PriceInput.model_validate(fixed(plan_id, type="USAGE", invoice_cadence="ARREAR"))
+    # A USAGE price without a meter is refused by the model itself; one naming a meter that does
+    # not exist gets as far as add_owned_price, which names the field under the owner's prefix.
+    with pytest.raises(ValidationError) as caught:
+        svc.PriceInput.model_validate(fixed(plan_id, type="USAGE", invoice_cadence="ARREAR"))
+    assert caught.value.field == "meter_id"
+    data = svc.PriceInput.model_validate(
+        fixed(plan_id, type="USAGE", invoice_cadence="ARREAR", meter_id="meter_missing")
+    )
     with pytest.raises(ValidationError) as caught:
         test_env.run(
             svc.add_owned_price,

@@ -142,6 +142,7 @@ def test_ulid_digits_read_back_and_sort_like_the_numbers(a: int, b: int) -> None
         (errors.NotFound, "not_found", 404),
         (errors.AlreadyExists, "already_exists", 409),
         (errors.VersionConflict, "version_conflict", 409),
+        (errors.AppendOnly, "append_only", 409),
         (errors.IdempotencyConflict, "idempotency_conflict", 409),
         (errors.PayloadTooLarge, "payload_too_large", 413),
         (errors.InternalError, "internal_error", 500),

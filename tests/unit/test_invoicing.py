@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from billingkit.domain.commitments import LineCommitment, SubscriptionCommitment
 from billingkit.domain.coupons import Coupon, CouponAssociation
 from billingkit.domain.credits import CreditSource
-from billingkit.domain.invoice_lines import LineItemInput
+from billingkit.domain.invoice_lines import CommitmentInfo, InvoiceLineDraft, LineCharge, LineItemInput
 from billingkit.domain.invoicing import InvoiceRequest, assemble_invoice
 from billingkit.domain.pricing import PriceSpec, Tier
 from billingkit.domain.taxes import TaxRate
@@ -373,3 +373,81 @@ def test_request_is_total(kwargs: dict[str, Any]) -> None:
     except ValidationError:
         return
     assert draft.total >= 0
+
+
+def test_every_line_holds_its_fields_under_their_names() -> None:
+    """The fast path builds each line from a positional tuple in one helper; every field must land
+    under its own name. Expected values are worked out here, not read back from the line."""
+    draft = assemble_invoice(
+        request(
+            subscription_commitment=SubscriptionCommitment(D(100), D(2), True),
+            plan_display_name="Pro",
+            coupons=(
+                CouponAssociation(
+                    "ca",
+                    Coupon("c1", "percentage", "forever", percentage_off=D(10)),
+                    JAN,
+                    line_item_id="li_base",
+                ),
+            ),
+            credit_sources=(CreditSource("cg", D(5), kind="credit_grant", priority=0),),
+        )
+    )
+    # (amount, period, line discount, invoice discount, credit): 10% coupon on the 20.00 base fee,
+    # the 5.00 grant pays the usage line, commitment 100 - usage 20 = true-up 80.
+    worked = {
+        "li_base": (D("20.00"), (FEB, MAR), D("2.00"), D(0), D(0)),
+        "li_seats": (D("30.00"), (JAN, FEB), D(0), D(0), D(0)),
+        "li_api": (D("20.00"), (JAN, FEB), D(0), D(0), D("5.00")),
+        "subscription_commitment": (D(80), (JAN, FEB), D(0), D(0), D(0)),
+    }
+    items = {item.line_item_id: item for item in (BASE, SEATS_ARREAR, API)}
+    assert [line.line_item_id for line in draft.lines] == list(worked)
+    for line in draft.lines:
+        amount, (start, end), discount, invoice_discount, credit = worked[line.line_item_id]
+        adjustments: dict[str, Any] = {
+            "amount": amount,
+            "period_start": start,
+            "period_end": end,
+            "line_item_discount": discount,
+            "invoice_level_discount": invoice_discount,
+            "prepaid_credits_applied": credit,
+            "commitment_info": line.commitment_info,
+            "currency": "usd",
+        }
+        item = items.get(line.line_item_id)
+        if item is None:
+            assert isinstance(
+                line.commitment_info, CommitmentInfo
+            ) and line.commitment_info.computed_true_up_amount == D(80)
+            expected = InvoiceLineDraft(
+                line_item_id="subscription_commitment",
+                kind="true_up",
+                display_name="Pro True Up",
+                price_id="",
+                price_type="FIXED",
+                invoice_cadence="ARREAR",
+                meter_id=None,
+                quantity=D(0),
+                adjusted_entitlement_quantity=None,
+                charge=None,
+                **adjustments,
+            )
+        else:
+            charge = line.charge
+            assert isinstance(charge, LineCharge) and charge.price_result is not None
+            assert (line.commitment_info is not None) == (item is API)  # the commitment covers usage
+            expected = InvoiceLineDraft(
+                line_item_id=item.line_item_id,
+                kind="charge",
+                display_name=item.display_name,
+                price_id=item.price_id,
+                price_type=item.price_type,
+                invoice_cadence=item.invoice_cadence,
+                meter_id=item.meter_id,
+                quantity=charge.price_result.quantity,
+                adjusted_entitlement_quantity=None,
+                charge=charge,
+                **adjustments,
+            )
+        assert line == expected

@@ -13,9 +13,11 @@ from billingkit.domain.money import round_money
 from billingkit.domain.pricing import (
     MAX_LINE_AMOUNT,
     BillingModel,
+    PriceResult,
     PriceSpec,
     Tier,
     TierMode,
+    TierStep,
     TransformQuantity,
     default_fixed_quantity,
     price_buckets,
@@ -407,3 +409,41 @@ def test_pricing_is_total_for_any_quantity(spec: PriceSpec, quantity: Any) -> No
         assert exc.field == "quantity"
     else:
         assert result.amount >= 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "quantity", "unit_total", "packages", "steps"),
+    [
+        # 3 x 12.00 = 36.00 in the unit, x 1.25 = 45.00 in the currency
+        (flat("12.00", conversion_rate=D("1.25")), "3", D("36.00"), None, 0),
+        # 25 in packages of 10, rounded up: 3 x 5.00 = 15.00
+        (package("5.00", 10), "25", D("15.00"), D(3), 0),
+        # SLAB 150: 100 x 0.10 + (50 x 0.08 + 2.00) = 16.00, two steps
+        (tiered(TierMode.SLAB), "150", D("16.00"), None, 2),
+        # VOLUME 150: all in tier 2, 150 x 0.08 + 2.00 = 14.00, one step
+        (tiered(TierMode.VOLUME), "150", D("14.00"), None, 1),
+        # nothing priced costs nothing, whatever the model
+        (tiered(TierMode.SLAB, conversion_rate=D("0.5")), "0", D(0), None, 0),
+    ],
+)
+def test_results_hold_their_fields_under_their_names(
+    spec: PriceSpec, quantity: str, unit_total: Decimal, packages: Decimal | None, steps: int
+) -> None:
+    """The fast path builds results from a positional tuple in one helper; each field must land
+    under its own name (expected values worked out beside each row)."""
+    result = price_quantity(spec, D(quantity))
+    unrounded = unit_total if spec.conversion_rate is None else unit_total * spec.conversion_rate
+    assert result == PriceResult(
+        billing_model=spec.billing_model,
+        currency="usd",
+        quantity=D(quantity),
+        price_unit_amount=unit_total,
+        unrounded_amount=unrounded,
+        amount=round_money(unrounded, "usd"),
+        tier_steps=result.tier_steps,
+        package_count=packages,
+        conversion_rate=spec.conversion_rate,
+        buckets=(),
+    )
+    assert len(result.tier_steps) == steps
+    assert all(isinstance(step, TierStep) for step in result.tier_steps)

@@ -1,8 +1,8 @@
 """Every kind of resource billingkit stores, declared once.
 
 Per kind: its model, the scope it lives in, its uniqueness rules, whether updates check a version,
-whether it is append-only, and which fields its search requests may filter on (with which
-operators). Everything that handles stored kinds reads this table:
+whether it is append-only (a ledger), which field says when it has due work, and which fields its
+search requests may filter on (with which operators). Everything that handles stored kinds reads this table:
 
 - both stores (``storage.memory``, ``storage.sql``): scope checks, uniqueness, versions;
 - the storage contract suite (``billingkit.testing.contracts``): one case per kind and rule;
@@ -41,6 +41,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Op
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.wallets import WalletTransaction
 
 __all__ = ["COMMON_SEARCHABLE", "KINDS", "Kind", "Level", "Searchable", "Unique", "searchable"]
 
@@ -92,9 +93,13 @@ class Kind:
     level: Level
     unique: tuple[Unique, ...] = ()
     versioned: bool = False
-    # Rows are only ever added: the stores refuse updates and deletes of an append-only kind.
+    # Rows are added, read and summed, never changed: every store refuses update and
+    # update_many with AppendOnly, and the unit of work hands out a Ledger.
     append_only: bool = False
     searchable: tuple[Searchable, ...] = COMMON_SEARCHABLE
+    # The field holding when a stored item next has due work (``UnitOfWork.claim_due``), or None
+    # when the kind carries none. The due-work runner needs a handler for every kind that sets it.
+    due_at: str | None = None
 
     def search_ops(self, field: str) -> frozenset[Op]:
         """The operators search requests may use on ``field`` (``metadata.<key>``: those of
@@ -221,6 +226,7 @@ KINDS: dict[str, Kind] = {
             Subscription,
             Level.ENVIRONMENT,
             versioned=True,
+            due_at="next_run_at",
             searchable=searchable(
                 customer_id=(EQ, IN),
                 plan_id=EQ,
@@ -255,6 +261,16 @@ KINDS: dict[str, Kind] = {
                 amount_due=Op.GT,
                 amount_remaining=Op.GT,
             ),
+        ),
+        # Money that moves: one row per movement, keyed by its cause (archived rows keep their
+        # key, so a cause can never be applied twice).
+        Kind(
+            "wallet_transactions",
+            "wallet transaction",
+            WalletTransaction,
+            Level.ENVIRONMENT,
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            append_only=True,
         ),
     )
 }

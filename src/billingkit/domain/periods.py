@@ -53,6 +53,7 @@ __all__ = [
     "InvoiceCadence",
     "Period",
     "calendar_anchor",
+    "check_billing_anchor",
     "ensure_utc",
     "epoch_seconds",
     "load_timezone",
@@ -292,12 +293,8 @@ class BillingSchedule:
         Example: calendar, monthly, start 2024-01-10 → anchor 2024-02-01.
         """
         cycle = _coerce_cycle(cycle)
+        check_billing_anchor(billing_cycle=cycle, billing_anchor=billing_anchor)
         if cycle is BillingCycle.CALENDAR:
-            if billing_anchor is not None:
-                raise ValidationError(
-                    "billing_anchor is only allowed with the anniversary cycle",
-                    field="billing_anchor",
-                )
             anchor = calendar_anchor(start, period=period, count=count, timezone=timezone)
         else:
             anchor = ensure_utc(start if billing_anchor is None else billing_anchor, "billing_anchor")
@@ -424,6 +421,15 @@ class BillingSchedule:
                 raise ValidationError(f"more than {MAX_PERIODS} billing periods requested", field="end")
             current = boundary
         return result
+
+
+def check_billing_anchor(*, billing_cycle: BillingCycle, billing_anchor: datetime | None) -> None:
+    """A ``billing_anchor`` goes with the anniversary cycle only (calendar periods are anchored on
+    calendar boundaries); otherwise a ``ValidationError`` on ``billing_anchor``."""
+    if billing_cycle is BillingCycle.CALENDAR and billing_anchor is not None:
+        raise ValidationError(
+            "billing_anchor is only allowed with the anniversary cycle", field="billing_anchor"
+        )
 
 
 def calendar_anchor(

@@ -434,14 +434,8 @@ def price_quantity(spec: PriceSpec, quantity: Decimal) -> PriceResult:
         type(quantity) is Decimal and quantity.is_finite() and quantity >= 0 and quantity.adjusted() <= 30
     ):
         quantity = _check_quantity(quantity)
-    currency = spec.currency
-    rate = spec.conversion_rate
     if not quantity:
-        return _new(
-            PriceResult,
-            (spec.billing_model, currency, quantity, ZERO, ZERO, round_money(ZERO, currency), (),
-             None, rate, ()),
-        )  # fmt: skip
+        return _priced(spec, quantity=quantity, unit_total=ZERO, amount=ZERO, steps=(), packages=None)
     # The amount in the pricing unit (unrounded), the tier steps and the package count.
     kind = spec._kind
     steps: tuple[TierStep, ...] = ()
@@ -474,14 +468,44 @@ def price_quantity(spec: PriceSpec, quantity: Decimal) -> PriceResult:
         if spec._round_up and _CTX.remainder(quantity, divisor):
             packages = _ADD(packages, _ONE)
         unit_total = _MUL(spec.amount, packages)
+    rate = spec.conversion_rate
     amount = unit_total if rate is None else _MUL(unit_total, rate)
     if amount > MAX_LINE_AMOUNT or unit_total > MAX_LINE_AMOUNT:
         raise _too_large()
+    return _priced(
+        spec, quantity=quantity, unit_total=unit_total, amount=amount, steps=steps, packages=packages
+    )
+
+
+def _priced(
+    spec: PriceSpec,
+    *,
+    quantity: Decimal,
+    unit_total: Decimal,
+    amount: Decimal,
+    steps: tuple[TierStep, ...],
+    packages: Decimal | None,
+) -> PriceResult:
+    """The :class:`PriceResult` of ``quantity`` under ``spec``: ``unit_total`` in the pricing unit
+    and ``amount`` in the currency (both unrounded; the rounded amount is worked out here), with
+    the tier ``steps`` and package count. The hot path's one way to build a result: the fields
+    below are in :class:`PriceResult`'s order, checked by the unit tests."""
+    currency = spec.currency
     return _new(
         PriceResult,
-        (spec.billing_model, currency, quantity, unit_total, amount, round_money(amount, currency),
-         steps, packages, rate, ()),
-    )  # fmt: skip
+        (
+            spec.billing_model,  # billing_model
+            currency,  # currency
+            quantity,  # quantity
+            unit_total,  # price_unit_amount
+            amount,  # unrounded_amount
+            round_money(amount, currency),  # amount
+            steps,  # tier_steps
+            packages,  # package_count
+            spec.conversion_rate,  # conversion_rate
+            (),  # buckets
+        ),
+    )
 
 
 def price_buckets(spec: PriceSpec, quantities: Iterable[Decimal]) -> PriceResult:

@@ -20,12 +20,19 @@ Example: monthly from 31 Jan, ``now`` = 1 Apr → period_end [31 Jan, 29 Feb) an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from billingkit.domain.invoices import BillingReason
-from billingkit.domain.periods import MAX_PERIODS, BillingCycle, BillingSchedule, Period, calendar_anchor
+from billingkit.domain.periods import MAX_PERIODS, BillingSchedule, Period
+from billingkit.domain.subscription_lifecycle import (
+    Standing,
+    close_period,
+    end_trial,
+    next_run_at,
+    renewal_notice_at,
+)
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.errors import ValidationError
 
@@ -77,103 +84,55 @@ class DuePlan:
         return tuple(s for s in self.steps if s.billing_reason is not None)
 
 
-def next_run_at(
-    status: SubscriptionStatus,
-    current_period_start: datetime,
-    current_period_end: datetime,
-    renewal_notice_for: datetime | None,
-    renewal_notice: timedelta | None,
-) -> datetime | None:
-    """When a billing run must next look at a subscription in this state (``None``: never).
-
-    Active: the renewal notice time (period end minus ``renewal_notice``, not before the period
-    start) until the notice for this period is sent, then the period end. Trialing: the trial end.
-    """
-    if status is SubscriptionStatus.TRIALING:
-        return current_period_end
-    if status is not SubscriptionStatus.ACTIVE:
-        return None
-    if renewal_notice and renewal_notice_for != current_period_end:
-        return min(current_period_end, max(current_period_start, current_period_end - renewal_notice))
-    return current_period_end
-
-
-def _schedule_after_trial(sub: Subscription, trial_end: datetime) -> BillingSchedule:
-    """Trial end resets the anchor: the trial end itself (anniversary) or the next calendar
-    boundary after it (calendar)."""
-    if sub.billing_cycle is BillingCycle.CALENDAR:
-        anchor = calendar_anchor(
-            trial_end, period=sub.billing_period, count=sub.billing_period_count, timezone=sub.timezone
-        )
-    else:
-        anchor = trial_end
-    return BillingSchedule(
-        anchor=anchor,
-        period=sub.billing_period,
-        count=sub.billing_period_count,
-        cycle=sub.billing_cycle,
-        timezone=sub.timezone,
-    )
-
-
 def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | None = None) -> DuePlan:
     """The steps due on ``sub`` at ``now`` and its fields afterwards (see the module doc).
 
     Pure: nothing is read but ``sub``. Drafts, cancelled and paused subscriptions have nothing due.
-    Raises ``ValidationError`` when more than :data:`MAX_PERIODS` periods have elapsed.
+    Each transition is a rule of :mod:`billingkit.domain.subscription_lifecycle`; this walks them
+    forward to ``now``. Raises ``ValidationError`` when more than :data:`MAX_PERIODS` periods have
+    elapsed.
     """
-    status = sub.subscription_status
-    start, end = sub.current_period_start, sub.current_period_end
-    anchor = sub.billing_anchor
-    notified = sub.renewal_notice_for
-    cancelled_at = sub.cancelled_at
-    end_date = sub.end_date
+    standing = Standing.of(sub)
     schedule: BillingSchedule | None = None
     steps: list[DueStep] = []
     while len(steps) <= MAX_PERIODS:
-        if status is SubscriptionStatus.TRIALING:
-            if end > now:
+        if standing.status is SubscriptionStatus.TRIALING:
+            trial_end = standing.period_end
+            if trial_end > now:
                 break
-            if end_date is not None and end >= end_date:
-                steps.append(DueStep(StepKind.END, end))
-                status, cancelled_at = SubscriptionStatus.CANCELLED, end
-                break
-            schedule = _schedule_after_trial(sub, end)
-            anchor = schedule.anchor
-            first = schedule.first_period(end, end_date=end_date)
-            steps.append(DueStep(StepKind.TRIAL_END, end, first))
-            status = SubscriptionStatus.ACTIVE
-            start, end = first.start, first.end
-            continue
-        if status is not SubscriptionStatus.ACTIVE:
-            break
-        if renewal_notice and notified != end and end > now and max(start, end - renewal_notice) <= now:
-            steps.append(
-                DueStep(StepKind.RENEWAL_NOTICE, max(start, end - renewal_notice), Period(start, end))
+            standing, schedule = end_trial(
+                standing,
+                end_date=sub.end_date,
+                billing_cycle=sub.billing_cycle,
+                billing_period=sub.billing_period,
+                billing_period_count=sub.billing_period_count,
+                timezone=sub.timezone,
             )
-            notified = end
+            if schedule is None:  # the trial ran to end_date
+                steps.append(DueStep(StepKind.END, trial_end))
+                break
+            steps.append(DueStep(StepKind.TRIAL_END, trial_end, standing.period))
+            continue
+        if standing.status is not SubscriptionStatus.ACTIVE:
+            break
+        end = standing.period_end
+        if renewal_notice and standing.renewal_notice_for != end and end > now:
+            notice_at = renewal_notice_at(
+                period_start=standing.period_start, period_end=end, notice=renewal_notice
+            )
+            if notice_at <= now:
+                steps.append(DueStep(StepKind.RENEWAL_NOTICE, notice_at, standing.period))
+                standing = replace(standing, renewal_notice_for=end)
         if end > now:
             break
-        ended = end_date is not None and end >= end_date
-        following = None
-        if not ended:
-            schedule = schedule or sub.schedule()
-            following = schedule.first_period(end, end_date=end_date)
-        steps.append(DueStep(StepKind.PERIOD_END, end, Period(start, end), following))
-        if following is None:
+        closing = standing.period
+        schedule = schedule or sub.schedule()
+        standing = close_period(standing, end_date=sub.end_date, schedule=schedule)
+        ended = standing.status is SubscriptionStatus.CANCELLED
+        steps.append(DueStep(StepKind.PERIOD_END, end, closing, None if ended else standing.period))
+        if ended:
             steps.append(DueStep(StepKind.END, end))
-            status, cancelled_at = SubscriptionStatus.CANCELLED, end
             break
-        start, end = following.start, following.end
     else:
         raise ValidationError(f"more than {MAX_PERIODS} billing periods are due", field="current_period_end")
-    changes: dict[str, Any] = {
-        "subscription_status": status,
-        "current_period_start": start,
-        "current_period_end": end,
-        "billing_anchor": anchor,
-        "renewal_notice_for": notified,
-        "cancelled_at": cancelled_at,
-        "next_run_at": next_run_at(status, start, end, notified, renewal_notice),
-    }
-    return DuePlan(tuple(steps), changes)
+    return DuePlan(tuple(steps), standing.fields(renewal_notice=renewal_notice))

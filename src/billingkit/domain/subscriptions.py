@@ -8,7 +8,9 @@ Statuses used by billing: ``draft`` (stored, not billed until activated), ``tria
 period is the trial window; nothing is billed until it ends), ``active`` (billed at every period
 end), ``cancelled`` (ended; reaching ``end_date`` ends a subscription).
 
-The pure rules of what falls due live in :mod:`billingkit.domain.renewals`.
+How a subscription moves between statuses, trials and periods is in
+:mod:`billingkit.domain.subscription_lifecycle`; what falls due at an instant in
+:mod:`billingkit.domain.renewals`.
 """
 
 from __future__ import annotations

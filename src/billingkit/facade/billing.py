@@ -6,37 +6,44 @@ import logging
 import os
 import secrets
 import threading
-import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import TypeVar
+from enum import Enum
+from typing import Any, Final, TypeVar
 
 from billingkit.clock import SystemClock
 from billingkit.domain.access import Account, Actor, Tenant
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
-from billingkit.errors import BillingError, ValidationError
+from billingkit.errors import ValidationError
 from billingkit.facade.observers import BillingObserver
 from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
-from billingkit.logfields import log_fields
-from billingkit.ports import Clock, Storage, UnitOfWork
+from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
+from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
 from billingkit.services import access
-from billingkit.services.billing_runs import RunReport, bill_claimed
-from billingkit.services.context import Context
-from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS, IngestResult
+from billingkit.services.billing_runs import RunReport
+from billingkit.services.context import Context, DueRun, Providers
+from billingkit.services.due_work import run_due_work
+from billingkit.services.events import IngestResult
+from billingkit.services.settings import DEFAULT_RENEWAL_NOTICE, Settings
 
-__all__ = ["Billing"]
+__all__ = ["DEFAULT_RENEWAL_NOTICE", "Billing"]
 
 log = logging.getLogger("billingkit")
-run_log = logging.getLogger("billingkit.billing_run")
 R = TypeVar("R")
-#: Default lead time of the ``subscription.renewal.due`` notification.
-DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 Subscriber = Callable[[NotificationEvent], None]
 #: The notification every finalized (issued) invoice records; observers count these.
 INVOICE_ISSUED = "invoice.update.finalized"
+
+
+class _Unset(Enum):
+    UNSET = "unset"
+
+
+#: Marks a keyword argument that was not given (``renewal_notice=None`` means "never").
+_UNSET: Final = _Unset.UNSET
 
 
 class Billing:
@@ -56,11 +63,19 @@ class Billing:
         storage: Storage | None = None,
         clock: Clock | None = None,
         *,
-        token_secret: bytes | str | None = None,
-        max_bulk_events: int = DEFAULT_MAX_BULK_EVENTS,
-        renewal_notice: timedelta | None = DEFAULT_RENEWAL_NOTICE,
+        settings: Settings | None = None,
+        payment_provider: PaymentProvider | None = None,
+        webhook_transport: WebhookTransport | None = None,
         login_throttle: LoginThrottle | None = None,
+        token_secret: bytes | str | _Unset | None = _UNSET,
+        max_bulk_events: int | _Unset = _UNSET,
+        renewal_notice: timedelta | _Unset | None = _UNSET,
     ) -> None:
+        """``settings`` holds the configuration (default ``Settings()``); ``token_secret``,
+        ``max_bulk_events`` and ``renewal_notice`` are kept as shorthands that override the field
+        of the same name. ``payment_provider`` and ``webhook_transport`` are the outside parties
+        (default: an in-process :class:`~billingkit.SandboxPaymentProvider` and
+        :class:`~billingkit.MemoryWebhookTransport`); services reach them as ``ctx.providers``."""
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
 
@@ -68,20 +83,58 @@ class Billing:
         else:
             self.storage = storage
         self.clock: Clock = clock or SystemClock()
-        if isinstance(token_secret, str):
-            token_secret = token_secret.encode()
+        shorthands: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("token_secret", token_secret),
+                ("max_bulk_events", max_bulk_events),
+                ("renewal_notice", renewal_notice),
+            )
+            if value is not _UNSET
+        }
+        #: The configuration (see :class:`~billingkit.Settings`). Assign a new one to change it;
+        #: calls that start afterwards see it.
+        self.settings: Settings = (settings or Settings()).replace(**shorthands)
         # Without a configured secret, session tokens are valid for this object's lifetime only.
-        self._token_secret: bytes = token_secret or secrets.token_bytes(32)
+        self._random_secret = secrets.token_bytes(32)
+        #: The outside parties services reach through ``ctx.providers``.
+        self.providers = Providers(
+            payment_provider=SandboxPaymentProvider() if payment_provider is None else payment_provider,
+            webhook_transport=MemoryWebhookTransport() if webhook_transport is None else webhook_transport,
+        )
         self.ids = IdFactory(self.clock.now)
-        #: The most events one bulk ingestion call (or ``POST /events/bulk``) may carry.
-        self.max_bulk_events = max_bulk_events
-        #: How long before a period ends ``subscription.renewal.due`` is recorded (None: never).
-        self.renewal_notice = renewal_notice
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._subscribers_lock = threading.Lock()
         #: Failed sign-ins per email, held by this object only (see ``LoginThrottle``).
         self.login_throttle = login_throttle or LoginThrottle()
         self._observers: tuple[BillingObserver, ...] = ()
+
+    @property
+    def max_bulk_events(self) -> int:
+        """The most events one bulk ingestion call (or ``POST /events/bulk``) may carry
+        (``settings.max_bulk_events``; assigning replaces ``settings``)."""
+        return self.settings.max_bulk_events
+
+    @max_bulk_events.setter
+    def max_bulk_events(self, value: int) -> None:
+        self.settings = self.settings.replace(max_bulk_events=value)
+
+    @property
+    def renewal_notice(self) -> timedelta | None:
+        """How long before a period ends ``subscription.renewal.due`` is recorded (None: never)
+        (``settings.renewal_notice``; assigning replaces ``settings``)."""
+        return self.settings.renewal_notice
+
+    @renewal_notice.setter
+    def renewal_notice(self, value: timedelta | None) -> None:
+        self.settings = self.settings.replace(renewal_notice=value)
+
+    @property
+    def _token_secret(self) -> bytes:
+        secret = self.settings.token_secret
+        if isinstance(secret, str):  # Settings stores text as bytes; narrowed for the type checker
+            return secret.encode()
+        return secret or self._random_secret
 
     @classmethod
     def from_url(
@@ -90,12 +143,23 @@ class Billing:
         *,
         clock: Clock | None = None,
         migrate: bool | None = None,
-        token_secret: bytes | str | None = None,
+        settings: Settings | None = None,
+        payment_provider: PaymentProvider | None = None,
+        webhook_transport: WebhookTransport | None = None,
+        token_secret: bytes | str | _Unset | None = _UNSET,
     ) -> Billing:
-        """A ``Billing`` on a SQL database: ``sqlite:///billing.db`` or ``postgresql://...``."""
+        """A ``Billing`` on a SQL database: ``sqlite:///billing.db`` or ``postgresql://...``;
+        the keyword arguments are ``Billing``'s."""
         from billingkit.storage.sql import SqlStorage
 
-        return cls(SqlStorage.from_url(url, migrate=migrate), clock, token_secret=token_secret)
+        return cls(
+            SqlStorage.from_url(url, migrate=migrate),
+            clock,
+            settings=settings,
+            payment_provider=payment_provider,
+            webhook_transport=webhook_transport,
+            token_secret=token_secret,
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Billing:
@@ -104,15 +168,28 @@ class Billing:
         ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts)."""
         env = os.environ if environ is None else environ
         url = env.get("BILLINGKIT_DATABASE_URL")
-        secret = env.get("BILLINGKIT_TOKEN_SECRET") or None
-        if secret is None:
+        settings = Settings(token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None)
+        if settings.token_secret is None:
             log.warning(
                 "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
                 "secret and stop working when this Billing is closed or the process restarts"
             )
         if url:
-            return cls.from_url(url, token_secret=secret)
-        return cls(token_secret=secret)
+            return cls.from_url(url, settings=settings)
+        return cls(settings=settings)
+
+    def context(self, tenant_id: str, environment_id: str | None, actor: Actor) -> Context:
+        """The context of one service call in this scope, by ``actor``: the clock read once, this
+        object's id factory, settings and outside parties."""
+        return Context(
+            tenant_id=tenant_id,
+            environment_id=environment_id,
+            actor=actor,
+            now=self.clock.now(),
+            ids=self.ids,
+            settings=self.settings,
+            providers=self.providers,
+        )
 
     # -- scopes ----------------------------------------------------------------------------
     def scope(
@@ -173,13 +250,7 @@ class Billing:
 
     # -- tenants ---------------------------------------------------------------------------
     def _system_call(self, tenant_id: str, fn: Callable[[UnitOfWork, Context], R]) -> R:
-        ctx = Context(
-            tenant_id=tenant_id,
-            environment_id=None,
-            actor=Actor.system(),
-            now=self.clock.now(),
-            ids=self.ids,
-        )
+        ctx = self.context(tenant_id, None, Actor.system())
         with self.storage.unit_of_work(tenant_id, None) as uow:
             result = fn(uow, ctx)
             uow.commit()
@@ -213,122 +284,32 @@ class Billing:
 
     # -- due work --------------------------------------------------------------------------
     def run_due(
-        self, now: datetime | None = None, *, batch_size: int = 500, keep_invoices: bool = True
+        self, now: datetime | None = None, *, batch_size: int | None = None, keep_invoices: bool = True
     ) -> RunReport:
-        """Bill everything due at ``now`` (default: the clock's time), in every tenant and
-        environment: renewal notices, trial ends, period ends (each elapsed period gets its own
-        invoice) and subscriptions reaching their end date.
+        """Carry out everything due at ``now`` (default: the clock's time), in every tenant and
+        environment, with the due-work runner (:mod:`billingkit.services.due_work`): renewal
+        notices, trial ends, period ends (each elapsed period gets its own invoice) and
+        subscriptions reaching their end date.
 
-        Work is claimed and committed in batches of ``batch_size`` subscriptions; a batch either
-        commits whole or not at all, so a crash bills nothing twice and loses nothing (the next run
-        picks the work up). A subscription that cannot be billed is reported in
-        ``RunReport.failures`` and stays due; the others go on. Safe to call from several processes
-        on one PostgreSQL database at once.
+        Work is claimed and committed in batches of ``batch_size`` items (default
+        ``settings.run_batch_size``); a batch either commits whole or not at all, so a crash bills
+        nothing twice and loses nothing (the next run picks the work up). A subscription that
+        cannot be billed is reported in ``RunReport.failures`` and stays due; the others go on.
+        Safe to call from several processes on one PostgreSQL database at once.
 
         ``keep_invoices=False`` leaves ``RunReport.invoices`` empty (``invoice_count`` still
         counts them): a worker billing 100,000 subscriptions need not hold 100,000 invoices in
         memory; they are stored, and their notifications carry them.
         """
-        if batch_size < 1:
-            raise ValidationError("batch_size must be at least 1", field="batch_size")
         at = self.clock.now() if now is None else ensure_utc(now, "now")
-        started = time.perf_counter()
-        try:
-            report = self._run_due(at, batch_size, keep_invoices)
-        except Exception as exc:
-            seconds = time.perf_counter() - started
-            log_fields(
-                run_log,
-                logging.ERROR,
-                "billing_run",
-                status="failed",
-                duration_ms=seconds * 1000,
-                error=type(exc).__name__,
-                exc_info=exc,
-            )
-            self._observe(lambda o: o.billing_run(None, seconds=seconds))
-            raise
-        seconds = time.perf_counter() - started
-        log_fields(
-            run_log,
-            logging.WARNING if report.failures else logging.INFO,
-            "billing_run",
-            status="completed",
-            subscriptions=report.subscription_count,
-            invoices=report.invoice_count,
-            notifications=report.notification_count,
-            failures=len(report.failures),
-            duration_ms=seconds * 1000,
+        return run_due_work(
+            self.storage,
+            DueRun(now=at, ids=self.ids, settings=self.settings, providers=self.providers),
+            batch_size=self.settings.run_batch_size if batch_size is None else batch_size,
+            keep_invoices=keep_invoices,
+            dispatch=self._dispatch,
+            finished=lambda report, seconds: self._observe(lambda o: o.billing_run(report, seconds=seconds)),
         )
-        self._observe(lambda o: o.billing_run(report, seconds=seconds))
-        return report
-
-    def _run_due(self, at: datetime, batch_size: int, keep_invoices: bool) -> RunReport:
-        report = RunReport()
-        skipped: set[str] = set()
-        while True:
-            with self.storage.unit_of_work() as uow:
-                claimed = [
-                    s
-                    for s in uow.claim_due_subscriptions(at, batch_size + len(skipped))
-                    if s.id not in skipped
-                ][:batch_size]
-                if not claimed:
-                    break
-                try:
-                    result = bill_claimed(
-                        uow, claimed, now=at, ids=self.ids, renewal_notice=self.renewal_notice
-                    )
-                    uow.commit()
-                except BillingError:
-                    log.warning(
-                        "billing batch of %d failed; retrying one by one", len(claimed), exc_info=True
-                    )
-                    result = None
-            if result is None:
-                for sub in claimed:
-                    self._bill_one(
-                        sub.tenant_id, sub.environment_id, sub.id, at, report, skipped, keep_invoices
-                    )
-                continue
-            self._merge(report, result.report, skipped, keep_invoices)
-            self._dispatch(result.recorded)
-        return report
-
-    def _bill_one(
-        self,
-        tenant_id: str,
-        environment_id: str,
-        sub_id: str,
-        at: datetime,
-        report: RunReport,
-        skipped: set[str],
-        keep_invoices: bool,
-    ) -> None:
-        with self.storage.unit_of_work(tenant_id, environment_id) as uow:
-            sub = uow.subscriptions.find(sub_id)
-            if sub is None or sub.next_run_at is None or sub.next_run_at > at:
-                return
-            try:
-                result = bill_claimed(uow, [sub], now=at, ids=self.ids, renewal_notice=self.renewal_notice)
-                uow.commit()
-            except BillingError as exc:
-                log.warning("cannot bill subscription %s: %s", sub_id, exc.message)
-                report.failures.append((sub_id, exc.code, exc.message))
-                skipped.add(sub_id)
-                return
-        self._merge(report, result.report, skipped, keep_invoices)
-        self._dispatch(result.recorded)
-
-    @staticmethod
-    def _merge(report: RunReport, part: RunReport, skipped: set[str], keep_invoices: bool) -> None:
-        report.subscription_count += part.subscription_count
-        report.invoice_count += part.invoice_count
-        if keep_invoices:
-            report.invoices += part.invoices
-        report.notification_count += part.notification_count
-        report.failures += part.failures
-        skipped.update(failure[0] for failure in part.failures)
 
     # -- notifications ---------------------------------------------------------------------
     def subscribe(self, event_type: str, callback: Subscriber) -> Callable[[], None]:

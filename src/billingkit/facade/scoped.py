@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
 from billingkit.ports import UnitOfWork
-from billingkit.services.context import Context
 
 if TYPE_CHECKING:
     from billingkit.facade.access import ApiKeys, Environments, Users
@@ -49,13 +48,7 @@ class Scoped:
     def run(self, fn: Callable[..., R], /, **kwargs: Any) -> R:
         """Run service ``fn(uow, ctx, **kwargs)`` in one unit of work, commit, then deliver the
         notifications it recorded to in-process subscribers."""
-        ctx = Context(
-            tenant_id=self.tenant_id,
-            environment_id=self.environment_id,
-            actor=self.actor,
-            now=self.billing.clock.now(),
-            ids=self.billing.ids,
-        )
+        ctx = self.billing.context(self.tenant_id, self.environment_id, self.actor)
         uow: UnitOfWork
         with self.billing.storage.unit_of_work(self.tenant_id, self.environment_id) as uow:
             result = fn(uow, ctx, **kwargs)

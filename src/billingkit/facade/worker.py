@@ -1,5 +1,6 @@
-"""A background runner of due work: ``billingkit worker``, ``billingkit serve`` and hosts that want
-billing to happen on its own call :meth:`Worker.start` (a daemon thread) or :meth:`Worker.run`."""
+"""A background loop of due work: ``billingkit worker``, ``billingkit serve`` and hosts that want
+billing to happen on its own call :meth:`Worker.start` (a daemon thread) or :meth:`Worker.run`.
+Each tick is one ``Billing.run_due``, which is the due-work runner (``services.due_work``)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,17 @@ class Worker:
     until the next tick.
     """
 
-    def __init__(self, billing: Billing, *, interval: float = 60.0, batch_size: int = 500) -> None:
+    def __init__(
+        self, billing: Billing, *, interval: float | None = None, batch_size: int | None = None
+    ) -> None:
+        """``interval`` and ``batch_size`` default to ``billing.settings.worker_interval`` and
+        ``billing.settings.run_batch_size``."""
+        interval = billing.settings.worker_interval if interval is None else interval
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.billing = billing
         self.interval = interval
-        self.batch_size = batch_size
+        self.batch_size = billing.settings.run_batch_size if batch_size is None else batch_size
         self.runs = 0
         self.last_report: RunReport | None = None
         self._stop = threading.Event()

@@ -3,18 +3,39 @@
 ``X-Environment-ID`` must match an API key's own environment (else 401); a session token may use it
 to pick any environment of its tenant (one it cannot see is 403). An empty or blank header (either
 one) counts as absent.
+
+Both credentials are read through FastAPI security dependencies, so the OpenAPI document shows them
+as the ``ApiKeyAuth`` and ``BearerAuth`` security schemes of every authenticated operation rather
+than as optional header parameters; neither scheme refuses a request by itself
+(``auto_error=False``): :func:`authenticate` decides, with billingkit's own errors.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Request, Security
+from fastapi.security import APIKeyHeader, HTTPBearer
 
 from billingkit.errors import PermissionDenied
 from billingkit.facade import Billing, Scoped
 
 __all__ = ["Caller", "EnvCaller", "authenticate"]
+
+
+class _BearerHeader(HTTPBearer):
+    """The ``BearerAuth`` scheme, handing :func:`authenticate` the raw ``Authorization`` header:
+    FastAPI's own parsing would turn a malformed one (``Bearer`` with no token) into "no header",
+    which answers a different 401 than billingkit always has."""
+
+    async def __call__(self, request: Request) -> str | None:  # type: ignore[override]
+        return request.headers.get("authorization")
+
+
+_API_KEY = APIKeyHeader(name="x-api-key", scheme_name="ApiKeyAuth", auto_error=False)
+_SESSION = _BearerHeader(
+    scheme_name="BearerAuth", auto_error=False, description="a session token from /v1/auth/login"
+)
 
 
 def _billing(request: Request) -> Billing:
@@ -24,8 +45,8 @@ def _billing(request: Request) -> Billing:
 
 async def authenticate(
     request: Request,
-    x_api_key: Annotated[str | None, Header()] = None,
-    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Security(_API_KEY)],
+    authorization: Annotated[str | None, Security(_SESSION)],
     x_environment_id: Annotated[str | None, Header()] = None,
 ) -> Scoped:
     billing = _billing(request)

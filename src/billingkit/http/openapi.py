@@ -1,6 +1,9 @@
 """The adapter's OpenAPI document, made to say what the adapter really answers.
 
-FastAPI documents a 422 that is never sent (invalid input is a 400) and no error bodies at all.
+FastAPI documents each operation's success answer from the route's answer model
+(:mod:`billingkit.http.schemas`) and the credentials from the security dependencies of
+:mod:`billingkit.http.auth` (the ``ApiKeyAuth`` and ``BearerAuth`` schemes). It also documents a
+422 that is never sent (invalid input is a 400) and no error bodies at all, so
 :func:`install_openapi` post-processes the generated document once, for every route:
 
 - every error status any route can send is documented on every operation with the error body
@@ -8,9 +11,7 @@ FastAPI documents a 422 that is never sent (invalid input is a 400) and no error
   error classes in :mod:`billingkit.errors`, so a new error class is documented by itself, except
   those only a few routes send (:data:`ROUTE_SPECIFIC`), which a route declares with FastAPI's
   ``responses=`` and which then get the error body too;
-- FastAPI's 422 and its ``HTTPValidationError`` schemas go;
-- the ``x-api-key`` and ``Authorization`` headers are the ``ApiKeyAuth`` and ``BearerAuth``
-  security schemes instead of optional header parameters.
+- FastAPI's 422 and its ``HTTPValidationError`` schemas go.
 """
 
 from __future__ import annotations
@@ -35,11 +36,6 @@ ERROR_SCHEMA: dict[str, Any] = {
         "message": {"type": "string"},
         "details": {"type": "object", "additionalProperties": True},
     },
-}
-_AUTH_HEADERS = {"x-api-key": "ApiKeyAuth", "authorization": "BearerAuth"}
-_SECURITY_SCHEMES = {
-    "ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "x-api-key"},
-    "BearerAuth": {"type": "http", "scheme": "bearer", "description": "a session token from /v1/auth/login"},
 }
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -66,7 +62,6 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
     schemas["Error"] = ERROR_SCHEMA
-    components["securitySchemes"] = _SECURITY_SCHEMES
     ref = {"$ref": "#/components/schemas/Error"}
     statuses = [status for status in error_statuses() if status not in ROUTE_SPECIFIC]
     for item in schema.get("paths", {}).values():
@@ -74,15 +69,6 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
             operation = item.get(method)
             if operation is None:
                 continue
-            parameters = operation.get("parameters", [])
-            auth = [p["name"] for p in parameters if p.get("in") == "header" and p["name"] in _AUTH_HEADERS]
-            operation["parameters"] = [
-                p for p in parameters if not (p.get("in") == "header" and p["name"] in _AUTH_HEADERS)
-            ]
-            if not operation["parameters"]:
-                del operation["parameters"]
-            if auth:
-                operation["security"] = [{_AUTH_HEADERS[name]: []} for name in auth]
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             declared = [int(code) for code in responses if code.isdigit() and int(code) in ROUTE_SPECIFIC]

@@ -500,6 +500,8 @@ def bootstrap(
             actor=Actor(id=owner.id, roles=owner.roles, account_type=owner.type.value),
             now=ctx.now,
             ids=ctx.ids,
+            settings=ctx.settings,
+            providers=ctx.providers,
         )
         issued = issue_api_key(
             uow.for_scope(tenant.id, env.id), env_ctx, data=ApiKeyCreate(name=f"{name} super admin key")

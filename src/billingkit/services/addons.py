@@ -7,12 +7,13 @@ add-on archives it with its items (prices end now).
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import Field
+from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Addon, AddonDetail, CreditGrant, Entitlement
+from billingkit.domain.input_rules import validate_naming_items
 from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import Description, InputModel, JsonMetadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
@@ -66,6 +67,12 @@ class AddonCreate(InputModel):
     prices: list[PriceInput] = []
     entitlements: list[EntitlementInput] = []
     credit_grants: list[CreditGrantInput] = []
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _name_the_price(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """A price that breaks one of its own rules is named ``prices[i].<field>``."""
+        return validate_naming_items(data, handler, field="prices", item_model=PriceInput)
 
 
 class AddonUpdate(PartialUpdate):

@@ -1,4 +1,5 @@
-"""The billing run: carry out everything due on a batch of claimed subscriptions.
+"""Billing periods, the first handler of the due-work runner (:mod:`billingkit.services.due_work`):
+carry out everything due on a batch of claimed subscriptions.
 
 For each subscription (:func:`billingkit.domain.renewals.plan_due` says what is due): renewal
 notices, trial ends and period ends in order; each invoicing step is computed with one usage batch
@@ -16,18 +17,18 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
+from typing import cast
 
-from billingkit.domain.access import Actor
-from billingkit.domain.ids import IdFactory
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.renewals import DuePlan, StepKind, plan_due
+from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.errors import BillingError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.context import Context
+from billingkit.services.context import Context, DueRun
 from billingkit.services.invoicing import (
     Charge,
     Snapshot,
@@ -41,7 +42,7 @@ from billingkit.services.invoicing import (
 )
 from billingkit.services.subscriptions import subscription_payload
 
-__all__ = ["BatchResult", "RunReport", "bill_claimed"]
+__all__ = ["BatchResult", "RunReport", "bill_due_subscriptions"]
 
 log = logging.getLogger("billingkit.billing")
 
@@ -59,6 +60,16 @@ class RunReport:
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     invoice_count: int = 0
 
+    def add(self, part: RunReport, *, keep_invoices: bool = True) -> None:
+        """Count ``part`` (one committed batch) into this report; its invoices are kept only
+        with ``keep_invoices``."""
+        self.subscription_count += part.subscription_count
+        self.invoice_count += part.invoice_count
+        if keep_invoices:
+            self.invoices += part.invoices
+        self.notification_count += part.notification_count
+        self.failures += part.failures
+
     def __repr__(self) -> str:
         return (
             f"<RunReport {self.subscription_count} subscriptions, {self.invoice_count} invoices, "
@@ -68,6 +79,9 @@ class RunReport:
 
 @dataclass(slots=True)
 class BatchResult:
+    """What a due-work handler did with one batch: its part of the run's report and the
+    notifications it recorded (delivered to in-process subscribers after the commit)."""
+
     report: RunReport = field(default_factory=RunReport)
     recorded: list[NotificationEvent] = field(default_factory=list)
 
@@ -200,24 +214,19 @@ def _bill_scope(
     report.notification_count += len(events)
 
 
-def bill_claimed(
-    uow: UnitOfWork,
-    subs: Sequence[Subscription],
-    *,
-    now: datetime,
-    ids: IdFactory,
-    renewal_notice: timedelta | None,
-) -> BatchResult:
-    """Carry out what is due at ``now`` on ``subs`` (claimed in ``uow``, any scopes), writing in
-    ``uow`` (the caller commits). Raises on a write failure: the caller rolls the batch back."""
+def bill_due_subscriptions(uow: UnitOfWork, items: Sequence[Record], run: DueRun) -> BatchResult:
+    """The due-work handler of subscriptions: carry out what is due at ``run.now`` on the claimed
+    ``items`` (any scopes), writing in ``uow`` (the runner commits). A subscription that is no longer
+    due (another runner billed it before a retry re-read it) is left alone. Raises on a write
+    failure: the runner rolls the batch back and retries it one subscription at a time."""
     result = BatchResult()
     by_scope: dict[tuple[str, str], list[Subscription]] = defaultdict(list)
-    for sub in subs:
-        by_scope[(sub.tenant_id, sub.environment_id)].append(sub)
+    for sub in cast("Sequence[Subscription]", items):
+        if sub.next_run_at is not None and sub.next_run_at <= run.now:
+            by_scope[(sub.tenant_id, sub.environment_id)].append(sub)
     for (tenant_id, environment_id), group in by_scope.items():
-        ctx = Context(
-            tenant_id=tenant_id, environment_id=environment_id, actor=Actor.system(), now=now, ids=ids
-        )
+        ctx = run.context(tenant_id, environment_id)
+        renewal_notice = run.settings.renewal_notice
         _bill_scope(uow.for_scope(tenant_id, environment_id), ctx, group, renewal_notice, result)
         result.recorded += ctx.recorded
     return result

@@ -1,16 +1,31 @@
-"""The call context every service receives: who calls, in which scope, at what time."""
+"""The call context every service receives: who calls, in which scope, at what time, with which
+settings and outside parties; and the context a due-work handler receives for one run."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from billingkit.domain.access import Action, Actor
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.errors import InvalidOperation
+from billingkit.ports import PaymentProvider, WebhookTransport
 
-__all__ = ["Context"]
+if TYPE_CHECKING:  # settings import services.events, which imports this module
+    from billingkit.services.settings import Settings
+
+__all__ = ["Context", "DueRun", "Providers"]
+
+
+@dataclass(frozen=True, slots=True)
+class Providers:
+    """The outside parties one ``Billing`` talks to (its composition root fills them in,
+    in-process defaults unless the host passed its own)."""
+
+    payment_provider: PaymentProvider
+    webhook_transport: WebhookTransport
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +37,8 @@ class Context:
     actor: Actor
     now: datetime
     ids: IdFactory
+    settings: Settings
+    providers: Providers
     recorded: list[NotificationEvent] = field(default_factory=list)
 
     def require(self, entity: str, action: Action) -> None:
@@ -48,3 +65,26 @@ class Context:
     def touch(self) -> dict[str, object]:
         """Common fields to change on an update."""
         return {"updated_at": self.now, "updated_by": self.actor.id}
+
+
+@dataclass(frozen=True, slots=True)
+class DueRun:
+    """What every due-work handler of one run shares: the instant the run bills at, the id factory,
+    the settings and the outside parties. Work on an item runs as the system actor in the item's
+    scope (:meth:`context`)."""
+
+    now: datetime
+    ids: IdFactory
+    settings: Settings
+    providers: Providers
+
+    def context(self, tenant_id: str, environment_id: str | None) -> Context:
+        return Context(
+            tenant_id=tenant_id,
+            environment_id=environment_id,
+            actor=Actor.system(),
+            now=self.now,
+            ids=self.ids,
+            settings=self.settings,
+            providers=self.providers,
+        )

@@ -8,10 +8,13 @@ items under a new name and lookup key.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import CreditGrant, Entitlement, Plan, PlanDetail
+from billingkit.domain.input_rules import validate_naming_items
 from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import Description, InputModel, Int32, Key, Metadata, Name
 from billingkit.errors import ValidationError
@@ -70,6 +73,12 @@ class PlanCreate(InputModel):
     prices: list[PriceInput] = []
     entitlements: list[EntitlementInput] = []
     credit_grants: list[CreditGrantInput] = []
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _name_the_price(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """A price that breaks one of its own rules is named ``prices[i].<field>``."""
+        return validate_naming_items(data, handler, field="prices", item_model=PriceInput)
 
 
 class PlanUpdate(PartialUpdate):

@@ -19,39 +19,41 @@ Rules:
   successor there (``parent_price_id`` links the versions, the lookup key moves to the successor);
 - every validation failure is a ``ValidationError`` naming the field, raised before anything is
   written.
+
+This module holds the requests and the operations; :mod:`~billingkit.services.owned_prices` adds
+a price to its owner (shared with plans and add-ons), :mod:`~billingkit.services.price_values`
+turns input into what a price charges, :mod:`~billingkit.services.price_details` expands reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
-from decimal import Context as DecimalContext
 from decimal import Decimal
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, Field, PrivateAttr
+from pydantic import AfterValidator, Field, ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import (
     Addon,
     BillingCadence,
-    Group,
     GroupEntityType,
-    Meter,
     Plan,
     Price,
     PriceEntityType,
     PriceTier,
     PriceTransform,
     PriceType,
-    PriceUnit,
     PriceUnitType,
     check_price,
 )
+from billingkit.domain.catalog.prices import check_price_terms
+from billingkit.domain.input_rules import prefixed, validate_naming_items
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, QuantityRounding, TierMode
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
+from billingkit.domain.queries import Filter, Op, Page
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import (
     INT32_MAX,
@@ -65,12 +67,35 @@ from billingkit.domain.validation import (
     UtcDatetime,
     ensure_utc,
 )
-from billingkit.errors import AlreadyExists, NotFound, ValidationError
+from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.groups import require_group
-from billingkit.services.price_units import find_live_unit_by_code
-from billingkit.services.records import PartialUpdate, build, get_live, new_fields, update_fields
+from billingkit.services.owned_prices import (
+    add_owned_price,
+    add_price,
+    all_prices,
+    copy_price,
+    next_sequence,
+    prepare_price,
+    prices_of,
+)
+from billingkit.services.price_details import (
+    DEFAULT_GET_EXPAND,
+    PriceDetail,
+    expand_price,
+    parse_expand,
+    price_to_dict,
+)
+from billingkit.services.price_values import update_field_name, value_changes
+from billingkit.services.records import (
+    COMMON_FIELDS,
+    PartialUpdate,
+    build,
+    get_live,
+    new_fields,
+    update_fields,
+)
 from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
@@ -103,23 +128,7 @@ __all__ = [
 
 ENTITY = "price"
 LABEL = "price"
-_EXACT = DecimalContext(prec=80)  # unit amount x conversion rate, never rounded
-#: What ``GET /prices/{id}`` always expands.
-DEFAULT_GET_EXPAND = frozenset({"meters", "pricing_unit"})
-_EXPANSIONS = frozenset({"meters", "pricing_unit", "groups", "plan", "addon"})
-_EXPAND_ALIASES = {
-    "meter": "meters",
-    "price_unit": "pricing_unit",
-    "price_units": "pricing_unit",
-    "pricing_units": "pricing_unit",
-    "group": "groups",
-    "plans": "plan",
-    "addons": "addon",
-}
 _DESCRIPTIVE = ("description", "display_name", "lookup_key", "metadata", "group_id")
-_COMMON = frozenset(
-    {"id", "tenant_id", "environment_id", "created_at", "updated_at", "created_by", "updated_by"}
-)
 
 
 def _not_negative(value: Decimal) -> Decimal:
@@ -189,6 +198,57 @@ class PriceInput(InputModel):
     price_unit_config: PriceUnitConfigInput | None = None
     metadata: Metadata = {}
 
+    @model_validator(mode="after")
+    def _fields_agree(self) -> Self:
+        """The rules that compare this price's fields with each other (the meter, group and
+        pricing unit it names are looked up by the service)."""
+        config = self.price_unit_config
+        custom = self.price_unit_type is PriceUnitType.CUSTOM
+        if custom:
+            if config is None:
+                raise ValidationError(
+                    "price_unit_config is required for CUSTOM prices", field="price_unit_config"
+                )
+            if self.amount is not None:
+                raise ValidationError(
+                    "a CUSTOM price's amount is derived from price_unit_config.amount", field="amount"
+                )
+            if self.tiers is not None:
+                raise ValidationError(
+                    "a CUSTOM price's tiers are derived from price_unit_config.price_unit_tiers",
+                    field="tiers",
+                )
+        elif config is not None:
+            raise ValidationError(
+                "price_unit_config is only allowed on CUSTOM prices", field="price_unit_config"
+            )
+        elif self.amount is None and self.billing_model is not BillingModel.TIERED:
+            raise ValidationError(f"amount is required for {self.billing_model.value} prices", field="amount")
+        check_price_terms(
+            type=self.type,
+            meter_id=self.meter_id,
+            invoice_cadence=self.invoice_cadence,
+            billing_cadence=self.billing_cadence,
+            billing_period=self.billing_period,
+            billing_period_count=self.billing_period_count,
+            trial_period_days=self.trial_period_days,
+            start_date=self.start_date,
+            end_date=self.end_date,
+            billing_model=self.billing_model,
+            tier_mode=self.tier_mode,
+            has_tiers=bool(config.price_unit_tiers if config is not None and custom else self.tiers),
+            tiers_field="price_unit_config.price_unit_tiers" if custom else "tiers",
+            has_transform_quantity=self.transform_quantity is not None,
+        )
+        if (
+            custom
+            and config is not None
+            and self.billing_model is not BillingModel.TIERED
+            and config.amount is None
+        ):
+            raise ValidationError("price_unit_config.amount is required", field="price_unit_config.amount")
+        return self
+
 
 class PriceCreate(PriceInput):
     """``POST /prices``: a price and its owner (``PLAN`` or ``ADDON``)."""
@@ -199,6 +259,11 @@ class PriceCreate(PriceInput):
 
 class PriceBulkCreate(InputModel):
     items: Annotated[list[PriceCreate], Field(min_length=1, max_length=100)]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _name_the_item(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        return validate_naming_items(data, handler, field="items", item_model=PriceCreate)
 
 
 class PriceUpdate(PartialUpdate):
@@ -254,293 +319,6 @@ class PriceSearch(SearchRequest):
     allow_expired_prices: bool = False
 
 
-class PriceDetail(Price):
-    """A price as reads return it: with the related resources named in ``expand`` (``meter``,
-    ``pricing_unit``, ``group``, ``plan``, ``addon``); only expanded ones appear in ``to_dict``."""
-
-    meter: Meter | None = None
-    pricing_unit: PriceUnit | None = None
-    group: Group | None = None
-    plan: Plan | None = None
-    addon: Addon | None = None
-    _group_members: list[str] = PrivateAttr(default_factory=list)
-
-    def price(self) -> Price:
-        """The stored price without its expansions."""
-        return Price.model_validate(self.model_dump(include=set(Price.model_fields)))
-
-    def to_dict(self) -> dict[str, Any]:
-        data = self.price().to_dict()
-        for name in ("meter", "pricing_unit", "plan", "addon"):
-            if name in self.model_fields_set:
-                value = getattr(self, name)
-                data[name] = value.to_dict() if value is not None else None
-        if "group" in self.model_fields_set:
-            data["group"] = self.group.to_dict(self._group_members) if self.group is not None else None
-        return data
-
-
-# -- helpers shared with plans and add-ons -------------------------------------------------------
-
-
-def _owner_filters(entity_type: PriceEntityType | str, entity_id: str) -> tuple[Filter, ...]:
-    return (
-        Filter("entity_type", Op.EQ, PriceEntityType(entity_type).value),
-        Filter("entity_id", Op.EQ, entity_id),
-    )
-
-
-def _all(uow: UnitOfWork, filters: tuple[Filter, ...], *, status: Status | None) -> list[Price]:
-    """Every matching price, oldest first (ids break ties in creation order)."""
-    out: list[Price] = []
-    offset = 0
-    while True:
-        page = uow.prices.list(
-            ListQuery(
-                filters=filters,
-                sort=(Sort("created_at", False),),
-                limit=MAX_LIMIT,
-                offset=offset,
-                status=status,
-            )
-        )
-        out.extend(page.items)
-        offset += len(page.items)
-        if not page.items or offset >= page.total:
-            return out
-
-
-def prices_of(
-    uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str, *, at: datetime | None = None
-) -> list[Price]:
-    """The owner's live prices, oldest first; with ``at``, only those active at that instant."""
-    prices = _all(uow, _owner_filters(entity_type, entity_id), status=Status.PUBLISHED)
-    if at is not None:
-        prices = [p for p in prices if p.active_at(at)]
-    return prices
-
-
-def next_sequence(uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str) -> int:
-    """1 + the highest ``sequence`` among all the owner's prices (any status); 1 for the first."""
-    page = uow.prices.list(
-        ListQuery(
-            filters=_owner_filters(entity_type, entity_id),
-            sort=(Sort("sequence", True),),
-            limit=1,
-            status=None,
-        )
-    )
-    return page.items[0].sequence + 1 if page.items else 1
-
-
-def _prefixed(exc: ValidationError, prefix: str) -> ValidationError:
-    if not prefix:
-        return exc
-    field = prefix + exc.field if exc.field else prefix.rstrip(".")
-    return ValidationError(exc.message, field=field, details={**exc.details, "field": field})
-
-
-def _convert(value: Decimal, rate: Decimal) -> Decimal:
-    return _EXACT.multiply(value, rate)
-
-
-def _convert_tiers(tiers: tuple[PriceTier, ...] | None, rate: Decimal) -> tuple[PriceTier, ...] | None:
-    if tiers is None:
-        return None
-    return tuple(
-        PriceTier(
-            up_to=t.up_to,
-            unit_amount=_convert(t.unit_amount, rate),
-            flat_amount=_convert(t.flat_amount, rate) if t.flat_amount is not None else None,
-        )
-        for t in tiers
-    )
-
-
-def _tiers(values: Sequence[PriceTierInput] | None) -> tuple[PriceTier, ...] | None:
-    return tuple(t.to_tier() for t in values) if values is not None else None
-
-
-def _value_fields(uow: UnitOfWork, data: PriceInput) -> dict[str, Any]:
-    """The stored fields of ``data`` (custom unit resolved and converted); no cross-field checks."""
-    fields = data.model_dump(
-        exclude={"amount", "tiers", "transform_quantity", "price_unit_config", "entity_type", "entity_id"}
-    )
-    fields["meter_id"] = data.meter_id or None
-    fields["group_id"] = data.group_id or None
-    fields["transform_quantity"] = data.transform_quantity.to_transform() if data.transform_quantity else None
-    config = data.price_unit_config
-    if data.price_unit_type is PriceUnitType.CUSTOM:
-        if config is None:
-            raise ValidationError(
-                "price_unit_config is required for CUSTOM prices", field="price_unit_config"
-            )
-        if data.amount is not None:
-            raise ValidationError(
-                "a CUSTOM price's amount is derived from price_unit_config.amount", field="amount"
-            )
-        if data.tiers is not None:
-            raise ValidationError(
-                "a CUSTOM price's tiers are derived from price_unit_config.price_unit_tiers", field="tiers"
-            )
-        unit = find_live_unit_by_code(uow, config.price_unit)
-        if unit is None:
-            raise ValidationError(
-                f"price unit {config.price_unit!r} not found", field="price_unit_config.price_unit"
-            )
-        if data.currency != unit.base_currency:
-            raise ValidationError(
-                f"currency must be the price unit's base currency {unit.base_currency}", field="currency"
-            )
-        unit_tiers = _tiers(config.price_unit_tiers)
-        fields.update(
-            price_unit_id=unit.id,
-            price_unit=unit.code,
-            conversion_rate=unit.conversion_rate,
-            price_unit_amount=config.amount,
-            price_unit_tiers=unit_tiers,
-            amount=_convert(config.amount, unit.conversion_rate) if config.amount is not None else Decimal(0),
-            tiers=_convert_tiers(unit_tiers, unit.conversion_rate),
-        )
-        return fields
-    if config is not None:
-        raise ValidationError("price_unit_config is only allowed on CUSTOM prices", field="price_unit_config")
-    amount = data.amount
-    if amount is None:
-        if data.billing_model is not BillingModel.TIERED:
-            raise ValidationError(f"amount is required for {data.billing_model.value} prices", field="amount")
-        amount = Decimal(0)
-    fields.update(amount=amount, tiers=_tiers(data.tiers))
-    return fields
-
-
-def _check_references(uow: UnitOfWork, price: Price) -> None:
-    """The price's meter and group exist and are live."""
-    if price.meter_id:
-        meter = uow.meters.find(price.meter_id)
-        if meter is None or meter.status is not Status.PUBLISHED:
-            raise ValidationError(f"meter {price.meter_id} not found", field="meter_id")
-    if price.group_id:
-        require_group(uow, price.group_id, GroupEntityType.PRICE)
-
-
-def _prepare(
-    uow: UnitOfWork, ctx: Context, data: PriceInput, *, entity_type: PriceEntityType, entity_id: str
-) -> Price:
-    """A new, validated price for the owner (``sequence`` not yet assigned); writes nothing."""
-    fields = {
-        **_value_fields(uow, data),
-        **new_fields(ctx, "price"),
-        "entity_type": entity_type,
-        "entity_id": entity_id,
-    }
-    price = build(Price, fields, check_price)
-    _check_references(uow, price)
-    return price
-
-
-def _add(uow: UnitOfWork, price: Price, prefix: str) -> Price:
-    """Store ``price`` with the owner's next sequence; a taken lookup key names ``prefix`` too."""
-    price = price.model_copy(update={"sequence": next_sequence(uow, price.entity_type, price.entity_id)})
-    try:
-        return uow.prices.add(price)
-    except AlreadyExists as exc:
-        if not prefix:
-            raise
-        field = prefix + str(exc.details.get("field", "lookup_key"))
-        raise AlreadyExists(exc.message, details={**exc.details, "field": field}) from None
-
-
-def add_owned_price(
-    uow: UnitOfWork,
-    ctx: Context,
-    data: PriceInput,
-    *,
-    entity_type: PriceEntityType,
-    entity_id: str,
-    field_prefix: str = "",
-) -> Price:
-    """Validate and add a price owned by ``entity_type``/``entity_id`` (the caller checks that the
-    owner exists). Errors name ``field_prefix + field``, e.g. ``prices[2].meter_id``."""
-    try:
-        price = _prepare(uow, ctx, data, entity_type=entity_type, entity_id=entity_id)
-    except ValidationError as exc:
-        raise _prefixed(exc, field_prefix) from None
-    return _add(uow, price, field_prefix)
-
-
-def copy_price(
-    uow: UnitOfWork, ctx: Context, price: Price, *, entity_type: PriceEntityType, entity_id: str
-) -> Price:
-    """A copy of ``price`` for another owner: new id, same values, no lookup key (they are
-    unique), no parent, the new owner's next sequence."""
-    fields = price.model_dump(include=set(Price.model_fields) - _COMMON - {"status"})
-    fields.update(
-        new_fields(ctx, "price"),
-        entity_type=entity_type,
-        entity_id=entity_id,
-        lookup_key=None,
-        parent_price_id=None,
-    )
-    return _add(uow, Price.model_validate(fields), "")
-
-
-def parse_expand(expand: str | Iterable[str] | None) -> set[str]:
-    """``"meters,pricing_unit"`` (or a list) as the set of known expansions; aliases such as
-    ``meter``, ``price_unit``, ``group``, ``plans`` are accepted, unknown names ignored."""
-    if expand is None:
-        return set()
-    parts = expand.split(",") if isinstance(expand, str) else list(expand)
-    names = {_EXPAND_ALIASES.get(p.strip(), p.strip()) for p in parts}
-    return names & _EXPANSIONS
-
-
-def expand_price(uow: UnitOfWork, price: Price, expand: Iterable[str]) -> PriceDetail:
-    """``price`` with the resources named in ``expand`` (see :func:`parse_expand`); a reference
-    that is missing or archived expands to ``None``."""
-    wanted = parse_expand(list(expand))
-    extra: dict[str, Any] = {}
-    members: list[str] = []
-    if "meters" in wanted:
-        extra["meter"] = _live(uow.meters.find(price.meter_id)) if price.meter_id else None
-    if "pricing_unit" in wanted:
-        extra["pricing_unit"] = (
-            _live(uow.price_units.find(price.price_unit_id)) if price.price_unit_id else None
-        )
-    if "groups" in wanted:
-        group = _live(uow.groups.find(price.group_id)) if price.group_id else None
-        extra["group"] = group
-        if group is not None:
-            members = [
-                p.id for p in _all(uow, (Filter("group_id", Op.EQ, group.id),), status=Status.PUBLISHED)
-            ]
-    if "plan" in wanted:
-        extra["plan"] = (
-            _live(uow.plans.find(price.entity_id)) if price.entity_type is PriceEntityType.PLAN else None
-        )
-    if "addon" in wanted:
-        extra["addon"] = (
-            _live(uow.addons.find(price.entity_id)) if price.entity_type is PriceEntityType.ADDON else None
-        )
-    base = price.price() if isinstance(price, PriceDetail) else price
-    detail = PriceDetail.model_validate({**dict(base), **extra})
-    detail._group_members = members
-    return detail
-
-
-def _live(item: Any) -> Any:
-    return item if item is not None and item.status is Status.PUBLISHED else None
-
-
-def price_to_dict(uow: UnitOfWork, price: Price, *, expand: set[str]) -> dict[str, Any]:
-    """The wire form of ``price`` with ``meter`` ("meters"), ``pricing_unit`` ("pricing_unit"),
-    ``group`` ("groups") and ``plan`` / ``addon`` ("plan" / "addon") added when expanded."""
-    return expand_price(uow, price, expand).to_dict()
-
-
-# -- services ---------------------------------------------------------------------------------------
-
-
 def _check_owner(uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str) -> None:
     if entity_type is PriceEntityType.SUBSCRIPTION:
         raise ValidationError(
@@ -568,10 +346,12 @@ def create_prices_bulk(uow: UnitOfWork, ctx: Context, *, data: PriceBulkCreate) 
     for index, item in enumerate(data.items):
         try:
             _check_owner(uow, item.entity_type, item.entity_id)
-            prepared.append(_prepare(uow, ctx, item, entity_type=item.entity_type, entity_id=item.entity_id))
+            prepared.append(
+                prepare_price(uow, ctx, item, entity_type=item.entity_type, entity_id=item.entity_id)
+            )
         except ValidationError as exc:
-            raise _prefixed(exc, f"items[{index}].") from None
-    return [_add(uow, price, f"items[{index}].") for index, price in enumerate(prepared)]
+            raise prefixed(exc, f"items[{index}].") from None
+    return [add_price(uow, price, f"items[{index}].") for index, price in enumerate(prepared)]
 
 
 def get_price(
@@ -605,61 +385,6 @@ def _descriptive(uow: UnitOfWork, changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _value_changes(current: Price, changes: dict[str, Any]) -> dict[str, Any]:
-    """The changes to what the price charges that differ from its current values (stored form)."""
-    custom = current.price_unit_type is PriceUnitType.CUSTOM
-    out: dict[str, Any] = {}
-    for name in ("amount", "tiers"):
-        if name in changes and custom:
-            raise ValidationError(
-                f"a CUSTOM price's {name} is derived from price_unit_{name if name == 'tiers' else 'amount'}",
-                field=name,
-            )
-    for name in ("price_unit_amount", "price_unit_tiers"):
-        if name in changes and not custom:
-            raise ValidationError(f"{name} is only allowed on CUSTOM prices", field=name)
-    if "amount" in changes:
-        out["amount"] = changes["amount"]
-    if "tiers" in changes:
-        out["tiers"] = _tiers(changes["tiers"])
-    if custom:
-        rate = current.conversion_rate or Decimal(1)
-        if "price_unit_amount" in changes:
-            unit_amount = changes["price_unit_amount"]
-            out["price_unit_amount"] = unit_amount
-            out["amount"] = _convert(unit_amount, rate) if unit_amount is not None else Decimal(0)
-        if "price_unit_tiers" in changes:
-            out["price_unit_tiers"] = _tiers(changes["price_unit_tiers"])
-            out["tiers"] = _convert_tiers(out["price_unit_tiers"], rate)
-    for name in ("billing_model", "tier_mode"):
-        if name in changes:
-            out[name] = changes[name]
-    if "transform_quantity" in changes:
-        value = changes["transform_quantity"]
-        out["transform_quantity"] = value.to_transform() if value is not None else None
-    differing = {k: v for k, v in out.items() if getattr(current, k) != v}
-    model = differing.get("billing_model")
-    if model is not None:
-        # A new billing model drops the settings only the old one used, unless they were sent.
-        if model is not BillingModel.TIERED:
-            for name in ("tier_mode", "tiers", "price_unit_tiers"):
-                if name not in changes:
-                    differing[name] = None
-        if model is not BillingModel.PACKAGE and "transform_quantity" not in changes:
-            differing["transform_quantity"] = None
-    return differing
-
-
-def _update_field_name(exc: ValidationError) -> ValidationError:
-    """Name a custom unit's values as ``PUT`` takes them (not as ``price_unit_config``)."""
-    field = exc.field or ""
-    for old, new in (("price_unit_config.amount", "price_unit_amount"), ("price_unit_config.", "")):
-        if field.startswith(old):
-            field = new + field.removeprefix(old)
-            return ValidationError(exc.message, field=field, details={**exc.details, "field": field})
-    return exc
-
-
 def update_price(uow: UnitOfWork, ctx: Context, *, price_id: str, data: PriceUpdate) -> Price:
     """Change descriptive fields in place, or version the price when what it charges changes:
     the current price ends at ``effective_from`` (default now; not in the past, not before the
@@ -670,7 +395,7 @@ def update_price(uow: UnitOfWork, ctx: Context, *, price_id: str, data: PriceUpd
     changes = data.changes()
     effective_from = changes.pop("effective_from", None)
     descriptive = _descriptive(uow, changes)
-    values = _value_changes(current, changes)
+    values = value_changes(current, changes)
     try:
         if not values:
             if not descriptive:
@@ -689,7 +414,7 @@ def update_price(uow: UnitOfWork, ctx: Context, *, price_id: str, data: PriceUpd
             )
         sequence = next_sequence(uow, current.entity_type, current.entity_id)
         fields = {
-            **current.model_dump(exclude=set(_COMMON | {"status"})),
+            **current.model_dump(exclude=set(COMMON_FIELDS)),
             **values,
             **descriptive,
             **new_fields(ctx, "price"),
@@ -700,7 +425,7 @@ def update_price(uow: UnitOfWork, ctx: Context, *, price_id: str, data: PriceUpd
         }
         successor = build(Price, fields, check_price)
     except ValidationError as exc:
-        raise _update_field_name(exc) from None
+        raise update_field_name(exc) from None
     uow.prices.update(
         current.model_copy(
             update={"end_date": start, "lookup_key": None, "sequence": sequence, **ctx.touch()}
@@ -749,7 +474,7 @@ def list_prices(uow: UnitOfWork, ctx: Context, *, search: PriceSearch) -> Page[P
     ctx.require(ENTITY, Action.READ)
     query = search.to_query()
     if not search.allow_expired_prices:
-        expired = _all(uow, (*query.filters, Filter("end_date", Op.LTE, ctx.now)), status=query.status)
+        expired = all_prices(uow, (*query.filters, Filter("end_date", Op.LTE, ctx.now)), status=query.status)
         if expired:
             query = replace(query, filters=(*query.filters, Filter("id", Op.NOT_IN, [p.id for p in expired])))
     page = uow.prices.list(query)

@@ -33,6 +33,7 @@ __all__ = [
     "PriceType",
     "PriceUnitType",
     "check_price",
+    "check_price_terms",
     "display_amount",
 ]
 
@@ -185,64 +186,99 @@ def display_amount(amount: Decimal, currency: str) -> str:
     return format_currency(amount, currency.upper(), locale="en_US", decimal_quantization=False)
 
 
-def check_price(price: Price) -> PriceSpec:
-    """Reject a price the billing core could not compute or that contradicts itself; return its spec.
-
-    Rules beyond the core's own (tiers in order, PACKAGE needs ``divide_by``, no negative amounts):
-    USAGE prices need a ``meter_id`` and are billed in ARREAR; FIXED prices have no meter; ONETIME
-    cadence goes with billing period ONETIME; ``billing_period_count`` >= 1; ``trial_period_days``
-    >= 0 and only on recurring FIXED prices; ``start_date`` before ``end_date``; a CUSTOM price needs
-    its unit and unit amounts. Raises ``ValidationError`` naming the field.
-    """
-    if price.type is PriceType.USAGE:
-        if not price.meter_id:
+def check_price_terms(
+    *,
+    type: PriceType,
+    meter_id: str | None,
+    invoice_cadence: InvoiceCadence,
+    billing_cadence: BillingCadence,
+    billing_period: BillingPeriod,
+    billing_period_count: int,
+    trial_period_days: int,
+    start_date: datetime | None,
+    end_date: datetime | None,
+    billing_model: BillingModel,
+    tier_mode: TierMode | None,
+    has_tiers: bool,
+    tiers_field: str,
+    has_transform_quantity: bool,
+) -> None:
+    """The rules a price's fields must agree on, stored or requested (``PriceInput`` checks them
+    before anything is looked up): USAGE prices need a ``meter_id`` and are billed in ARREAR;
+    FIXED prices have no meter; ONETIME cadence goes with billing period ONETIME;
+    ``billing_period_count`` >= 1; ``trial_period_days`` >= 0 and only on recurring FIXED prices;
+    ``start_date`` before ``end_date``; ``tier_mode`` and at least one tier (named ``tiers_field``)
+    exactly on TIERED prices; ``transform_quantity`` on PACKAGE prices. Raises ``ValidationError``
+    naming the field."""
+    if type is PriceType.USAGE:
+        if not meter_id:
             raise ValidationError("meter_id is required for USAGE prices", field="meter_id")
-        if price.invoice_cadence is InvoiceCadence.ADVANCE:
+        if invoice_cadence is InvoiceCadence.ADVANCE:
             raise ValidationError(
                 "USAGE prices are billed in ARREAR (usage is only known after the period)",
                 field="invoice_cadence",
             )
-    elif price.meter_id:
+    elif meter_id:
         raise ValidationError("meter_id is only allowed on USAGE prices", field="meter_id")
-    onetime_period = price.billing_period is BillingPeriod.ONETIME
-    if (price.billing_cadence is BillingCadence.ONETIME) != onetime_period:
+    onetime_period = billing_period is BillingPeriod.ONETIME
+    if (billing_cadence is BillingCadence.ONETIME) != onetime_period:
         raise ValidationError(
             "billing_cadence ONETIME goes with billing_period ONETIME, RECURRING with a recurring one",
             field="billing_cadence",
         )
-    if price.billing_period_count < 1:
+    if billing_period_count < 1:
         raise ValidationError("billing_period_count must be at least 1", field="billing_period_count")
-    if price.trial_period_days < 0:
+    if trial_period_days < 0:
         raise ValidationError("trial_period_days must not be negative", field="trial_period_days")
-    if price.trial_period_days and (price.type is PriceType.USAGE or onetime_period):
+    if trial_period_days and (type is PriceType.USAGE or onetime_period):
         raise ValidationError(
             "trial_period_days is only allowed on recurring FIXED prices", field="trial_period_days"
         )
-    if price.start_date and price.end_date and not price.start_date < price.end_date:
+    if start_date and end_date and not start_date < end_date:
         raise ValidationError("end_date must be after start_date", field="end_date")
-    if price.billing_model is BillingModel.TIERED:
-        if price.tier_mode is None:
+    if billing_model is BillingModel.TIERED:
+        if tier_mode is None:
             raise ValidationError("tier_mode is required for TIERED prices", field="tier_mode")
-    elif price.tier_mode is not None:
+        if not has_tiers:
+            raise ValidationError("TIERED prices need at least one tier", field=tiers_field)
+    elif tier_mode is not None:
         raise ValidationError("tier_mode is only allowed on TIERED prices", field="tier_mode")
-    custom = price.price_unit_type is PriceUnitType.CUSTOM
-    if custom:
-        if not price.price_unit_id or price.conversion_rate is None:
-            raise ValidationError("a CUSTOM price needs a price unit", field="price_unit_config.price_unit")
-        if price.billing_model is BillingModel.TIERED:
-            if not price.price_unit_tiers:
-                raise ValidationError(
-                    "TIERED prices need at least one tier", field="price_unit_config.price_unit_tiers"
-                )
-        elif price.price_unit_amount is None:
-            raise ValidationError("price_unit_config.amount is required", field="price_unit_config.amount")
-    elif price.billing_model is BillingModel.TIERED and not price.tiers:
-        raise ValidationError("TIERED prices need at least one tier", field="tiers")
-    if price.billing_model is BillingModel.PACKAGE and price.transform_quantity is None:
+    if billing_model is BillingModel.PACKAGE and not has_transform_quantity:
         raise ValidationError(
             "transform_quantity.divide_by is required for PACKAGE prices",
             field="transform_quantity.divide_by",
         )
+
+
+def check_price(price: Price) -> PriceSpec:
+    """Reject a price the billing core could not compute or that contradicts itself; return its spec.
+
+    Rules beyond the core's own (tiers in order, PACKAGE needs ``divide_by``, no negative amounts):
+    the fields agree (:func:`check_price_terms`); a CUSTOM price has its unit and unit amount;
+    ``min_quantity`` is not negative. Raises ``ValidationError`` naming the field.
+    """
+    custom = price.price_unit_type is PriceUnitType.CUSTOM
+    check_price_terms(
+        type=price.type,
+        meter_id=price.meter_id,
+        invoice_cadence=price.invoice_cadence,
+        billing_cadence=price.billing_cadence,
+        billing_period=price.billing_period,
+        billing_period_count=price.billing_period_count,
+        trial_period_days=price.trial_period_days,
+        start_date=price.start_date,
+        end_date=price.end_date,
+        billing_model=price.billing_model,
+        tier_mode=price.tier_mode,
+        has_tiers=bool(price.price_unit_tiers if custom else price.tiers),
+        tiers_field="price_unit_config.price_unit_tiers" if custom else "tiers",
+        has_transform_quantity=price.transform_quantity is not None,
+    )
+    if custom:
+        if not price.price_unit_id or price.conversion_rate is None:
+            raise ValidationError("a CUSTOM price needs a price unit", field="price_unit_config.price_unit")
+        if price.billing_model is not BillingModel.TIERED and price.price_unit_amount is None:
+            raise ValidationError("price_unit_config.amount is required", field="price_unit_config.amount")
     if price.min_quantity is not None and price.min_quantity < 0:
         raise ValidationError("min_quantity must not be negative", field="min_quantity")
     try:

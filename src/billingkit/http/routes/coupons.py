@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
-from billingkit.http.rendering import success
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.adjustments import CouponResponse, ListCouponsResponse
+from billingkit.http.schemas.base import SuccessResponse
 from billingkit.services.coupons import CouponCreate, CouponSearch, CouponUpdate
 
-router = APIRouter(prefix="/coupons", tags=["coupons"])
+router = APIRouter(prefix="/coupons", tags=["coupons"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_coupon(caller: EnvCaller, body: CouponCreate) -> dict[str, Any]:
-    return caller.coupons.create(body).to_dict()
+def create_coupon(caller: EnvCaller, body: CouponCreate) -> CouponResponse:
+    return CouponResponse.model_validate(caller.coupons.create(body).to_dict())
 
 
 @router.get("")
@@ -30,7 +32,7 @@ def list_coupons(
     status: StatusParam = Status.PUBLISHED,
     coupon_ids: Annotated[list[str] | None, Query()] = None,
     coupon_codes: Annotated[list[str] | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListCouponsResponse:
     search = CouponSearch(
         limit=limit,
         offset=offset,
@@ -40,30 +42,30 @@ def list_coupons(
         coupon_ids=csv_list(coupon_ids),
         coupon_codes=csv_list(coupon_codes),
     )
-    return caller.coupons.list(search).to_dict()
+    return ListCouponsResponse.model_validate(caller.coupons.list(search).to_dict())
 
 
 @router.post("/search")
-def search_coupons(caller: EnvCaller, body: CouponSearch) -> dict[str, Any]:
-    return caller.coupons.search(body).to_dict()
+def search_coupons(caller: EnvCaller, body: CouponSearch) -> ListCouponsResponse:
+    return ListCouponsResponse.model_validate(caller.coupons.search(body).to_dict())
 
 
 @router.get("/code/{code}")
-def get_coupon_by_code(caller: EnvCaller, code: str) -> dict[str, Any]:
-    return caller.coupons.get_by_code(code).to_dict()
+def get_coupon_by_code(caller: EnvCaller, code: str) -> CouponResponse:
+    return CouponResponse.model_validate(caller.coupons.get_by_code(code).to_dict())
 
 
 @router.get("/{coupon_id}")
-def get_coupon(caller: EnvCaller, coupon_id: str) -> dict[str, Any]:
-    return caller.coupons.get(coupon_id).to_dict()
+def get_coupon(caller: EnvCaller, coupon_id: str) -> CouponResponse:
+    return CouponResponse.model_validate(caller.coupons.get(coupon_id).to_dict())
 
 
 @router.put("/{coupon_id}")
-def update_coupon(caller: EnvCaller, coupon_id: str, body: CouponUpdate) -> dict[str, Any]:
-    return caller.coupons.update(coupon_id, body).to_dict()
+def update_coupon(caller: EnvCaller, coupon_id: str, body: CouponUpdate) -> CouponResponse:
+    return CouponResponse.model_validate(caller.coupons.update(coupon_id, body).to_dict())
 
 
 @router.delete("/{coupon_id}")
-def delete_coupon(caller: EnvCaller, coupon_id: str) -> dict[str, str]:
+def delete_coupon(caller: EnvCaller, coupon_id: str) -> SuccessResponse:
     caller.coupons.delete(coupon_id)
     return success("coupon deleted successfully")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -10,15 +10,17 @@ from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
-from billingkit.http.rendering import success
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.catalog import CreditGrantResponse, ListCreditGrantsResponse
 from billingkit.services.credit_grants import CreditGrantCreate, CreditGrantSearch, CreditGrantUpdate
 
-router = APIRouter(prefix="/creditgrants", tags=["credit grants"])
+router = APIRouter(prefix="/creditgrants", tags=["credit grants"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_credit_grant(caller: EnvCaller, body: CreditGrantCreate) -> dict[str, Any]:
-    return caller.credit_grants.create(body).to_dict()
+def create_credit_grant(caller: EnvCaller, body: CreditGrantCreate) -> CreditGrantResponse:
+    return CreditGrantResponse.model_validate(caller.credit_grants.create(body).to_dict())
 
 
 @router.get("")
@@ -34,7 +36,7 @@ def list_credit_grants(
     plan_ids: Annotated[list[str] | None, Query()] = None,
     addon_ids: Annotated[list[str] | None, Query()] = None,
     subscription_ids: Annotated[list[str] | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListCreditGrantsResponse:
     search = CreditGrantSearch(
         limit=limit,
         offset=offset,
@@ -47,20 +49,22 @@ def list_credit_grants(
         addon_ids=csv_list(addon_ids),
         subscription_ids=csv_list(subscription_ids),
     )
-    return caller.credit_grants.list(search).to_dict()
+    return ListCreditGrantsResponse.model_validate(caller.credit_grants.list(search).to_dict())
 
 
 @router.get("/{credit_grant_id}")
-def get_credit_grant(caller: EnvCaller, credit_grant_id: str) -> dict[str, Any]:
-    return caller.credit_grants.get(credit_grant_id).to_dict()
+def get_credit_grant(caller: EnvCaller, credit_grant_id: str) -> CreditGrantResponse:
+    return CreditGrantResponse.model_validate(caller.credit_grants.get(credit_grant_id).to_dict())
 
 
 @router.put("/{credit_grant_id}")
-def update_credit_grant(caller: EnvCaller, credit_grant_id: str, body: CreditGrantUpdate) -> dict[str, Any]:
-    return caller.credit_grants.update(credit_grant_id, body).to_dict()
+def update_credit_grant(
+    caller: EnvCaller, credit_grant_id: str, body: CreditGrantUpdate
+) -> CreditGrantResponse:
+    return CreditGrantResponse.model_validate(caller.credit_grants.update(credit_grant_id, body).to_dict())
 
 
 @router.delete("/{credit_grant_id}")
-def delete_credit_grant(caller: EnvCaller, credit_grant_id: str) -> dict[str, str]:
+def delete_credit_grant(caller: EnvCaller, credit_grant_id: str) -> SuccessResponse:
     caller.credit_grants.delete(credit_grant_id)
     return success("credit grant deleted successfully")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
@@ -10,15 +10,17 @@ from billingkit.domain.resources import Status
 from billingkit.errors import ValidationError
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField
+from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.customers import CustomerResponse, ListCustomersResponse
 from billingkit.services.customers import CustomerCreate, CustomerSearch, CustomerUpdate
 from billingkit.services.search import SortCondition
 
-router = APIRouter(prefix="/customers", tags=["customers"])
+router = APIRouter(prefix="/customers", tags=["customers"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_customer(caller: EnvCaller, body: CustomerCreate) -> dict[str, Any]:
-    return caller.customers.create(body).to_dict()
+def create_customer(caller: EnvCaller, body: CustomerCreate) -> CustomerResponse:
+    return CustomerResponse.model_validate(caller.customers.create(body).to_dict())
 
 
 @router.get("")
@@ -31,7 +33,7 @@ def list_customers(
     status: Status | None = Status.PUBLISHED,
     external_id: str | None = None,
     email: str | None = None,
-) -> dict[str, Any]:
+) -> ListCustomersResponse:
     search = CustomerSearch(
         limit=limit,
         offset=offset,
@@ -41,27 +43,27 @@ def list_customers(
         external_id=external_id,
         email=email,
     )
-    return caller.customers.search(search).to_dict()
+    return ListCustomersResponse.model_validate(caller.customers.search(search).to_dict())
 
 
 @router.post("/search")
-def search_customers(caller: EnvCaller, body: CustomerSearch) -> dict[str, Any]:
-    return caller.customers.search(body).to_dict()
+def search_customers(caller: EnvCaller, body: CustomerSearch) -> ListCustomersResponse:
+    return ListCustomersResponse.model_validate(caller.customers.search(body).to_dict())
 
 
 @router.get("/external/{external_id}")
-def get_customer_by_external_id(caller: EnvCaller, external_id: str) -> dict[str, Any]:
-    return caller.customers.get_by_external_id(external_id).to_dict()
+def get_customer_by_external_id(caller: EnvCaller, external_id: str) -> CustomerResponse:
+    return CustomerResponse.model_validate(caller.customers.get_by_external_id(external_id).to_dict())
 
 
 @router.get("/{customer_id}")
-def get_customer(caller: EnvCaller, customer_id: str) -> dict[str, Any]:
-    return caller.customers.get(customer_id).to_dict()
+def get_customer(caller: EnvCaller, customer_id: str) -> CustomerResponse:
+    return CustomerResponse.model_validate(caller.customers.get(customer_id).to_dict())
 
 
 @router.put("/{customer_id}")
-def update_customer(caller: EnvCaller, customer_id: str, body: CustomerUpdate) -> dict[str, Any]:
-    return caller.customers.update(customer_id, body).to_dict()
+def update_customer(caller: EnvCaller, customer_id: str, body: CustomerUpdate) -> CustomerResponse:
+    return CustomerResponse.model_validate(caller.customers.update(customer_id, body).to_dict())
 
 
 @router.put("")
@@ -70,12 +72,12 @@ def update_customer_by_query(
     body: CustomerUpdate,
     id: Annotated[str | None, Query()] = None,
     external_customer_id: Annotated[str | None, Query()] = None,
-) -> dict[str, Any]:
+) -> CustomerResponse:
     """The reference API's form: ``PUT /customers?id=...`` or ``?external_customer_id=...``."""
     if id is None and external_customer_id is None:
         raise ValidationError("pass id or external_customer_id", field="id")
     customer_id = id or caller.customers.get_by_external_id(str(external_customer_id)).id
-    return caller.customers.update(customer_id, body).to_dict()
+    return CustomerResponse.model_validate(caller.customers.update(customer_id, body).to_dict())
 
 
 @router.delete("/{customer_id}", status_code=204)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -10,7 +10,13 @@ from billingkit.domain.catalog import EntitlementEntityType, FeatureType
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
-from billingkit.http.rendering import success
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.catalog import (
+    CreateBulkEntitlementResponse,
+    EntitlementResponse,
+    ListEntitlementsResponse,
+)
 from billingkit.services.entitlements import (
     EntitlementBulkCreate,
     EntitlementCreate,
@@ -18,25 +24,26 @@ from billingkit.services.entitlements import (
     EntitlementUpdate,
 )
 
-router = APIRouter(prefix="/entitlements", tags=["entitlements"])
+router = APIRouter(prefix="/entitlements", tags=["entitlements"], route_class=WireRoute)
 
 
-def _page(caller: EnvCaller, search: EntitlementSearch) -> dict[str, Any]:
+def _page(caller: EnvCaller, search: EntitlementSearch) -> ListEntitlementsResponse:
     page = caller.entitlements.list(search)
     body = page.to_dict()
     if search.expand:
         body["items"] = caller.entitlements.expand(page.items, search.expand)
-    return body
+    return ListEntitlementsResponse.model_validate(body)
 
 
 @router.post("", status_code=201)
-def create_entitlement(caller: EnvCaller, body: EntitlementCreate) -> dict[str, Any]:
-    return caller.entitlements.create(body).to_dict()
+def create_entitlement(caller: EnvCaller, body: EntitlementCreate) -> EntitlementResponse:
+    return EntitlementResponse.model_validate(caller.entitlements.create(body).to_dict())
 
 
 @router.post("/bulk", status_code=201)
-def create_entitlements_bulk(caller: EnvCaller, body: EntitlementBulkCreate) -> dict[str, Any]:
-    return {"items": [e.to_dict() for e in caller.entitlements.create_bulk(body)]}
+def create_entitlements_bulk(caller: EnvCaller, body: EntitlementBulkCreate) -> CreateBulkEntitlementResponse:
+    created = caller.entitlements.create_bulk(body)
+    return CreateBulkEntitlementResponse.model_validate({"items": [e.to_dict() for e in created]})
 
 
 @router.get("")
@@ -54,7 +61,7 @@ def list_entitlements(
     entity_type: EntitlementEntityType | None = None,
     feature_type: FeatureType | None = None,
     is_enabled: bool | None = None,
-) -> dict[str, Any]:
+) -> ListEntitlementsResponse:
     search = EntitlementSearch(
         limit=limit,
         offset=offset,
@@ -73,24 +80,26 @@ def list_entitlements(
 
 
 @router.post("/search")
-def search_entitlements(caller: EnvCaller, body: EntitlementSearch) -> dict[str, Any]:
+def search_entitlements(caller: EnvCaller, body: EntitlementSearch) -> ListEntitlementsResponse:
     return _page(caller, body)
 
 
 @router.get("/{entitlement_id}")
-def get_entitlement(caller: EnvCaller, entitlement_id: str, expand: Expand = None) -> dict[str, Any]:
+def get_entitlement(caller: EnvCaller, entitlement_id: str, expand: Expand = None) -> EntitlementResponse:
     entitlement = caller.entitlements.get(entitlement_id)
     if expand:
-        return caller.entitlements.expand([entitlement], expand)[0]
-    return entitlement.to_dict()
+        return EntitlementResponse.model_validate(caller.entitlements.expand([entitlement], expand)[0])
+    return EntitlementResponse.model_validate(entitlement.to_dict())
 
 
 @router.put("/{entitlement_id}")
-def update_entitlement(caller: EnvCaller, entitlement_id: str, body: EntitlementUpdate) -> dict[str, Any]:
-    return caller.entitlements.update(entitlement_id, body).to_dict()
+def update_entitlement(
+    caller: EnvCaller, entitlement_id: str, body: EntitlementUpdate
+) -> EntitlementResponse:
+    return EntitlementResponse.model_validate(caller.entitlements.update(entitlement_id, body).to_dict())
 
 
 @router.delete("/{entitlement_id}")
-def delete_entitlement(caller: EnvCaller, entitlement_id: str) -> dict[str, str]:
+def delete_entitlement(caller: EnvCaller, entitlement_id: str) -> SuccessResponse:
     caller.entitlements.delete(entitlement_id)
     return success("entitlement deleted successfully")

@@ -16,10 +16,17 @@ from billingkit.domain.event_queries import MAX_EVENT_PAGE
 from billingkit.domain.queries import MAX_OFFSET
 from billingkit.errors import ValidationError
 from billingkit.http.auth import EnvCaller
+from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.events import (
+    BulkIngestEventResponse,
+    GetEventByIDResponse,
+    GetEventsResponse,
+    IngestEventResponse,
+)
 from billingkit.services.event_queries import event_page_to_dict
 from billingkit.services.events import event_to_dict
 
-router = APIRouter(prefix="/events", tags=["events"])
+router = APIRouter(prefix="/events", tags=["events"], route_class=WireRoute)
 
 
 # -- ingestion -------------------------------------------------------------------------------------
@@ -108,15 +115,15 @@ DUPLICATE_HEADER = "Billingkit-Duplicate"
 
 
 @router.post("", status_code=202, openapi_extra=_OBJECT_BODY)
-def ingest_event(body: JsonBody, caller: EnvCaller, response: Response) -> dict[str, str]:
+def ingest_event(body: JsonBody, caller: EnvCaller, response: Response) -> IngestEventResponse:
     result = caller.events.ingest(_object(body))
     event_id = (result.accepted_ids or result.duplicate_ids)[0]
     response.headers[DUPLICATE_HEADER] = "false" if result.accepted_ids else "true"
-    return {"message": "Event accepted for processing", "event_id": event_id}
+    return IngestEventResponse(message="Event accepted for processing", event_id=event_id)
 
 
 @router.post("/bulk", status_code=202, openapi_extra=_OBJECT_BODY)
-def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, str]:
+def ingest_events(body: JsonBody, caller: EnvCaller) -> BulkIngestEventResponse:
     """Body ``{"events": [...], "evaluate_alerts_immediately": false}``; the response adds the
     counts (as strings: the reference's answer is a map of strings) to the reference's message."""
     request = _object(body)
@@ -124,20 +131,22 @@ def ingest_events(body: JsonBody, caller: EnvCaller) -> dict[str, str]:
     if not isinstance(events, list):
         raise ValidationError("events must be a list", field="events")
     alerts = request.get("evaluate_alerts_immediately", False)
-    return caller.events.ingest_bulk(events, evaluate_alerts_immediately=alerts).to_dict()
+    result = caller.events.ingest_bulk(events, evaluate_alerts_immediately=alerts)
+    return BulkIngestEventResponse.model_validate(result.to_dict())
 
 
 _EventId = Annotated[str | None, Query(min_length=1, max_length=255)]
 
 
 @router.get("/lookup")
-def lookup_event(caller: EnvCaller, id: _EventId = None, event_id: _EventId = None) -> dict[str, Any]:
+def lookup_event(caller: EnvCaller, id: _EventId = None, event_id: _EventId = None) -> GetEventByIDResponse:
     """The reference's ``GetEventByIDResponse``: ``{"event": {...}}``. The id is ``id`` (the
     reference's name); ``event_id`` is still read when ``id`` is absent."""
     wanted = id if id is not None else event_id
     if wanted is None:
         raise ValidationError("id is required", field="id")
-    return {"event": event_to_dict(caller.events.get(wanted), str(caller.environment_id))}
+    event = event_to_dict(caller.events.get(wanted), str(caller.environment_id))
+    return GetEventByIDResponse.model_validate({"event": event})
 
 
 _QUERY_FIELDS = (
@@ -157,15 +166,16 @@ _QUERY_FIELDS = (
 )
 
 
-def _query(caller: EnvCaller, fields: dict[str, Any]) -> dict[str, Any]:
+def _query(caller: EnvCaller, fields: dict[str, Any]) -> GetEventsResponse:
     page = caller.events.query(**fields)
-    return event_page_to_dict(
+    body = event_page_to_dict(
         page,
         str(caller.environment_id),
         offset=fields.get("offset"),
         iter_first_key=fields.get("iter_first_key") or None,
         iter_last_key=fields.get("iter_last_key") or None,
     )
+    return GetEventsResponse.model_validate(body)
 
 
 @router.get("")
@@ -184,7 +194,7 @@ def list_events(
     order: Annotated[str | None, Query(description="desc (default) or asc")] = None,
     page_size: Annotated[int | None, Query(ge=1, le=MAX_EVENT_PAGE, description="default 50")] = None,
     offset: Annotated[int | None, Query(ge=0, le=MAX_OFFSET)] = None,
-) -> dict[str, Any]:
+) -> GetEventsResponse:
     """Stored events, newest first; the same fields and rules as ``POST /events/query``."""
     return _query(
         caller,
@@ -207,7 +217,7 @@ def list_events(
 
 
 @router.post("/query")
-def query_events(caller: EnvCaller, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+def query_events(caller: EnvCaller, body: Annotated[dict[str, Any], Body()]) -> GetEventsResponse:
     """Body: the reference's ``GetEventsRequest`` (unknown fields are ignored) → 200
     ``{events, has_more, iter_first_key, iter_last_key, total_count, offset}``."""
     return _query(caller, {name: body.get(name) for name in _QUERY_FIELDS})

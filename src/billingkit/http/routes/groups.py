@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
@@ -10,14 +10,16 @@ from billingkit.domain.catalog import GroupEntityType
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.features import GroupResponse, ListGroupsResponse
 from billingkit.services.groups import GroupCreate, GroupSearch
 
-router = APIRouter(prefix="/groups", tags=["groups"])
+router = APIRouter(prefix="/groups", tags=["groups"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_group(caller: EnvCaller, body: GroupCreate) -> dict[str, Any]:
-    return caller.groups.create(body).to_dict()
+def create_group(caller: EnvCaller, body: GroupCreate) -> GroupResponse:
+    return GroupResponse.model_validate(caller.groups.create(body).to_dict())
 
 
 @router.get("")
@@ -32,7 +34,7 @@ def list_groups(
     lookup_key: Annotated[str | None, Query(max_length=255)] = None,
     name: Annotated[str | None, Query(max_length=255)] = None,
     group_ids: Annotated[list[str] | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListGroupsResponse:
     search = GroupSearch(
         limit=limit,
         offset=offset,
@@ -44,17 +46,17 @@ def list_groups(
         name=name,
         group_ids=csv_list(group_ids),
     )
-    return caller.groups.list(search).to_dict()
+    return ListGroupsResponse.model_validate(caller.groups.list(search).to_dict())
 
 
 @router.post("/search")
-def search_groups(caller: EnvCaller, body: GroupSearch) -> dict[str, Any]:
-    return caller.groups.search(body).to_dict()
+def search_groups(caller: EnvCaller, body: GroupSearch) -> ListGroupsResponse:
+    return ListGroupsResponse.model_validate(caller.groups.search(body).to_dict())
 
 
 @router.get("/{group_id}")
-def get_group(caller: EnvCaller, group_id: str) -> dict[str, Any]:
-    return caller.groups.get(group_id).to_dict()
+def get_group(caller: EnvCaller, group_id: str) -> GroupResponse:
+    return GroupResponse.model_validate(caller.groups.get(group_id).to_dict())
 
 
 @router.delete("/{group_id}", status_code=204)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.features import ListMetersResponse, MeterResponse
 from billingkit.services.meters import MeterCreate, MeterSearch, MeterUpdate
 
-router = APIRouter(prefix="/meters", tags=["meters"])
+router = APIRouter(prefix="/meters", tags=["meters"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_meter(caller: EnvCaller, body: MeterCreate) -> dict[str, Any]:
-    return caller.meters.create(body).to_dict()
+def create_meter(caller: EnvCaller, body: MeterCreate) -> MeterResponse:
+    return MeterResponse.model_validate(caller.meters.create(body).to_dict())
 
 
 @router.get("")
@@ -29,7 +31,7 @@ def list_meters(
     status: StatusParam = Status.PUBLISHED,
     event_name: Annotated[str | None, Query(max_length=255)] = None,
     meter_ids: Annotated[list[str] | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListMetersResponse:
     search = MeterSearch(
         limit=limit,
         offset=offset,
@@ -39,24 +41,24 @@ def list_meters(
         event_name=event_name,
         meter_ids=csv_list(meter_ids),
     )
-    return caller.meters.list(search).to_dict()
+    return ListMetersResponse.model_validate(caller.meters.list(search).to_dict())
 
 
 @router.post("/search")
-def search_meters(caller: EnvCaller, body: MeterSearch) -> dict[str, Any]:
-    return caller.meters.search(body).to_dict()
+def search_meters(caller: EnvCaller, body: MeterSearch) -> ListMetersResponse:
+    return ListMetersResponse.model_validate(caller.meters.search(body).to_dict())
 
 
 @router.get("/{meter_id}")
-def get_meter(caller: EnvCaller, meter_id: str) -> dict[str, Any]:
-    return caller.meters.get(meter_id).to_dict()
+def get_meter(caller: EnvCaller, meter_id: str) -> MeterResponse:
+    return MeterResponse.model_validate(caller.meters.get(meter_id).to_dict())
 
 
 @router.put("/{meter_id}")
-def update_meter(caller: EnvCaller, meter_id: str, body: MeterUpdate) -> dict[str, Any]:
+def update_meter(caller: EnvCaller, meter_id: str, body: MeterUpdate) -> MeterResponse:
     """Rename and/or add filters (add-only: existing filter keys and values are never removed);
     a different ``event_name``, ``aggregation`` or ``reset_usage`` is a 400."""
-    return caller.meters.update(meter_id, body).to_dict()
+    return MeterResponse.model_validate(caller.meters.update(meter_id, body).to_dict())
 
 
 @router.delete("/{meter_id}", status_code=204)

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, sort_by
-from billingkit.http.rendering import success, whole_list
+from billingkit.http.rendering import WireRoute, success, whole_list
+from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.catalog import (
+    ListCreditGrantsResponse,
+    ListEntitlementsResponse,
+    ListPlansResponse,
+    PlanResponse,
+)
 from billingkit.services.plans import PlanClone, PlanCreate, PlanSearch, PlanUpdate
 
-router = APIRouter(prefix="/plans", tags=["plans"])
+router = APIRouter(prefix="/plans", tags=["plans"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_plan(caller: EnvCaller, body: PlanCreate) -> dict[str, Any]:
-    return caller.plans.create(body).to_dict()
+def create_plan(caller: EnvCaller, body: PlanCreate) -> PlanResponse:
+    return PlanResponse.model_validate(caller.plans.create(body).to_dict())
 
 
 @router.get("")
@@ -30,7 +35,7 @@ def list_plans(
     status: StatusParam = Status.PUBLISHED,
     lookup_key: str | None = None,
     expand: Expand = None,
-) -> dict[str, Any]:
+) -> ListPlansResponse:
     search = PlanSearch(
         limit=limit,
         offset=offset,
@@ -40,40 +45,40 @@ def list_plans(
         lookup_key=lookup_key,
         expand=expand,
     )
-    return caller.plans.list(search).to_dict()
+    return ListPlansResponse.model_validate(caller.plans.list(search).to_dict())
 
 
 @router.post("/search")
-def search_plans(caller: EnvCaller, body: PlanSearch) -> dict[str, Any]:
-    return caller.plans.search(body).to_dict()
+def search_plans(caller: EnvCaller, body: PlanSearch) -> ListPlansResponse:
+    return ListPlansResponse.model_validate(caller.plans.search(body).to_dict())
 
 
 @router.get("/{plan_id}")
-def get_plan(caller: EnvCaller, plan_id: str) -> dict[str, Any]:
-    return caller.plans.get(plan_id).to_dict()
+def get_plan(caller: EnvCaller, plan_id: str) -> PlanResponse:
+    return PlanResponse.model_validate(caller.plans.get(plan_id).to_dict())
 
 
 @router.put("/{plan_id}")
-def update_plan(caller: EnvCaller, plan_id: str, body: PlanUpdate) -> dict[str, Any]:
-    return caller.plans.update(plan_id, body).to_dict()
+def update_plan(caller: EnvCaller, plan_id: str, body: PlanUpdate) -> PlanResponse:
+    return PlanResponse.model_validate(caller.plans.update(plan_id, body).to_dict())
 
 
 @router.delete("/{plan_id}")
-def delete_plan(caller: EnvCaller, plan_id: str) -> dict[str, str]:
+def delete_plan(caller: EnvCaller, plan_id: str) -> SuccessResponse:
     caller.plans.delete(plan_id)
     return success("plan deleted successfully")
 
 
 @router.post("/{plan_id}/clone", status_code=201)
-def clone_plan(caller: EnvCaller, plan_id: str, body: PlanClone) -> dict[str, Any]:
-    return caller.plans.clone(plan_id, body).to_dict()
+def clone_plan(caller: EnvCaller, plan_id: str, body: PlanClone) -> PlanResponse:
+    return PlanResponse.model_validate(caller.plans.clone(plan_id, body).to_dict())
 
 
 @router.get("/{plan_id}/entitlements")
-def plan_entitlements(caller: EnvCaller, plan_id: str) -> dict[str, Any]:
-    return whole_list(caller.plans.entitlements(plan_id))
+def plan_entitlements(caller: EnvCaller, plan_id: str) -> ListEntitlementsResponse:
+    return whole_list(ListEntitlementsResponse, caller.plans.entitlements(plan_id))
 
 
 @router.get("/{plan_id}/creditgrants")
-def plan_credit_grants(caller: EnvCaller, plan_id: str) -> dict[str, Any]:
-    return whole_list(caller.plans.credit_grants(plan_id))
+def plan_credit_grants(caller: EnvCaller, plan_id: str) -> ListCreditGrantsResponse:
+    return whole_list(ListCreditGrantsResponse, caller.plans.credit_grants(plan_id))

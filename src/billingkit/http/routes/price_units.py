@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
-from billingkit.http.rendering import success
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.catalog import ListPriceUnitsResponse, PriceUnitResponse
 from billingkit.services.price_units import PriceUnitCreate, PriceUnitSearch, PriceUnitUpdate
 
-router = APIRouter(prefix="/prices/units", tags=["price units"])
+router = APIRouter(prefix="/prices/units", tags=["price units"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_price_unit(caller: EnvCaller, body: PriceUnitCreate) -> dict[str, Any]:
-    return caller.price_units.create(body).to_dict()
+def create_price_unit(caller: EnvCaller, body: PriceUnitCreate) -> PriceUnitResponse:
+    return PriceUnitResponse.model_validate(caller.price_units.create(body).to_dict())
 
 
 @router.get("")
@@ -30,7 +32,7 @@ def list_price_units(
     status: StatusParam = Status.PUBLISHED,
     price_unit_ids: Annotated[list[str] | None, Query()] = None,
     codes: Annotated[list[str] | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListPriceUnitsResponse:
     search = PriceUnitSearch(
         limit=limit,
         offset=offset,
@@ -40,30 +42,30 @@ def list_price_units(
         price_unit_ids=csv_list(price_unit_ids),
         codes=csv_list(codes),
     )
-    return caller.price_units.list(search).to_dict()
+    return ListPriceUnitsResponse.model_validate(caller.price_units.list(search).to_dict())
 
 
 @router.post("/search")
-def search_price_units(caller: EnvCaller, body: PriceUnitSearch) -> dict[str, Any]:
-    return caller.price_units.search(body).to_dict()
+def search_price_units(caller: EnvCaller, body: PriceUnitSearch) -> ListPriceUnitsResponse:
+    return ListPriceUnitsResponse.model_validate(caller.price_units.search(body).to_dict())
 
 
 @router.get("/code/{code}")
-def get_price_unit_by_code(caller: EnvCaller, code: str) -> dict[str, Any]:
-    return caller.price_units.get_by_code(code).to_dict()
+def get_price_unit_by_code(caller: EnvCaller, code: str) -> PriceUnitResponse:
+    return PriceUnitResponse.model_validate(caller.price_units.get_by_code(code).to_dict())
 
 
 @router.get("/{price_unit_id}")
-def get_price_unit(caller: EnvCaller, price_unit_id: str) -> dict[str, Any]:
-    return caller.price_units.get(price_unit_id).to_dict()
+def get_price_unit(caller: EnvCaller, price_unit_id: str) -> PriceUnitResponse:
+    return PriceUnitResponse.model_validate(caller.price_units.get(price_unit_id).to_dict())
 
 
 @router.put("/{price_unit_id}")
-def update_price_unit(caller: EnvCaller, price_unit_id: str, body: PriceUnitUpdate) -> dict[str, Any]:
-    return caller.price_units.update(price_unit_id, body).to_dict()
+def update_price_unit(caller: EnvCaller, price_unit_id: str, body: PriceUnitUpdate) -> PriceUnitResponse:
+    return PriceUnitResponse.model_validate(caller.price_units.update(price_unit_id, body).to_dict())
 
 
 @router.delete("/{price_unit_id}")
-def delete_price_unit(caller: EnvCaller, price_unit_id: str) -> dict[str, Any]:
+def delete_price_unit(caller: EnvCaller, price_unit_id: str) -> SuccessResponse:
     caller.price_units.delete(price_unit_id)
     return success("price unit deleted successfully")

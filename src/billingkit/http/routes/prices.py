@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -11,20 +11,23 @@ from billingkit.domain.resources import Status
 from billingkit.domain.validation import parse_input
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
-from billingkit.http.rendering import success
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.catalog import CreateBulkPriceResponse, ListPricesResponse, PriceResponse
 from billingkit.services.prices import PriceBulkCreate, PriceCreate, PriceDelete, PriceSearch, PriceUpdate
 
-router = APIRouter(prefix="/prices", tags=["prices"])
+router = APIRouter(prefix="/prices", tags=["prices"], route_class=WireRoute)
 
 
 @router.post("", status_code=201)
-def create_price(caller: EnvCaller, body: PriceCreate) -> dict[str, Any]:
-    return caller.prices.create(body).to_dict()
+def create_price(caller: EnvCaller, body: PriceCreate) -> PriceResponse:
+    return PriceResponse.model_validate(caller.prices.create(body).to_dict())
 
 
 @router.post("/bulk", status_code=201)
-def create_prices_bulk(caller: EnvCaller, body: PriceBulkCreate) -> dict[str, Any]:
-    return {"items": [price.to_dict() for price in caller.prices.create_bulk(body)]}
+def create_prices_bulk(caller: EnvCaller, body: PriceBulkCreate) -> CreateBulkPriceResponse:
+    prices = caller.prices.create_bulk(body)
+    return CreateBulkPriceResponse.model_validate({"items": [price.to_dict() for price in prices]})
 
 
 @router.get("")
@@ -45,7 +48,7 @@ def list_prices(
     parent_price_id: Annotated[str | None, Query(max_length=64)] = None,
     allow_expired_prices: bool = False,
     expand: Expand = None,
-) -> dict[str, Any]:
+) -> ListPricesResponse:
     search = parse_input(
         PriceSearch,
         {
@@ -66,33 +69,33 @@ def list_prices(
             "expand": expand,
         },
     )
-    return caller.prices.list(search).to_dict()
+    return ListPricesResponse.model_validate(caller.prices.list(search).to_dict())
 
 
 @router.post("/search")
-def search_prices(caller: EnvCaller, body: PriceSearch) -> dict[str, Any]:
-    return caller.prices.search(body).to_dict()
+def search_prices(caller: EnvCaller, body: PriceSearch) -> ListPricesResponse:
+    return ListPricesResponse.model_validate(caller.prices.search(body).to_dict())
 
 
 @router.get("/lookup/{lookup_key}")
-def get_price_by_lookup_key(caller: EnvCaller, lookup_key: str, expand: Expand = None) -> dict[str, Any]:
-    return caller.prices.get_by_lookup_key(lookup_key, expand=expand).to_dict()
+def get_price_by_lookup_key(caller: EnvCaller, lookup_key: str, expand: Expand = None) -> PriceResponse:
+    return PriceResponse.model_validate(caller.prices.get_by_lookup_key(lookup_key, expand=expand).to_dict())
 
 
 @router.get("/{price_id}")
-def get_price(caller: EnvCaller, price_id: str, expand: Expand = None) -> dict[str, Any]:
+def get_price(caller: EnvCaller, price_id: str, expand: Expand = None) -> PriceResponse:
     """The price with its meter and pricing unit expanded (``expand`` adds ``groups``, ``plan``,
     ``addon``)."""
-    return caller.prices.get(price_id, expand=expand).to_dict()
+    return PriceResponse.model_validate(caller.prices.get(price_id, expand=expand).to_dict())
 
 
 @router.put("/{price_id}")
-def update_price(caller: EnvCaller, price_id: str, body: PriceUpdate) -> dict[str, Any]:
-    return caller.prices.update(price_id, body).to_dict()
+def update_price(caller: EnvCaller, price_id: str, body: PriceUpdate) -> PriceResponse:
+    return PriceResponse.model_validate(caller.prices.update(price_id, body).to_dict())
 
 
 @router.delete("/{price_id}")
-def delete_price(caller: EnvCaller, price_id: str, body: PriceDelete | None = None) -> dict[str, Any]:
+def delete_price(caller: EnvCaller, price_id: str, body: PriceDelete | None = None) -> SuccessResponse:
     """Optional body ``{"end_date": ...}``: a future end keeps the price until then."""
     caller.prices.delete(price_id, end_date=body.end_date if body is not None else None)
     return success("price deleted successfully")

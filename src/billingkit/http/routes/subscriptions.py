@@ -6,54 +6,65 @@ The router has no prefix: the customer route lives under ``/customers``. Fixed p
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from billingkit.domain.queries import Page
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand
+from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.billing import (
+    ListSubscriptionsResponse,
+    SubscriptionResponse,
+    SubscriptionResponseV2,
+)
 from billingkit.services.subscriptions import SubscriptionActivate, SubscriptionCreate, SubscriptionSearch
 
-router = APIRouter(tags=["subscriptions"])
+router = APIRouter(tags=["subscriptions"], route_class=WireRoute)
 
 
 @router.post("/subscriptions", status_code=201)
-def create_subscription(caller: EnvCaller, body: SubscriptionCreate) -> dict[str, Any]:
-    return caller.subscriptions.create(body).to_dict()
+def create_subscription(caller: EnvCaller, body: SubscriptionCreate) -> SubscriptionResponse:
+    return SubscriptionResponse.model_validate(caller.subscriptions.create(body).to_dict())
 
 
 @router.post("/subscriptions/search")
-def search_subscriptions(caller: EnvCaller, body: SubscriptionSearch) -> dict[str, Any]:
+def search_subscriptions(caller: EnvCaller, body: SubscriptionSearch) -> ListSubscriptionsResponse:
     """``with_line_items: false`` leaves each subscription's ``line_items`` out."""
     page = caller.subscriptions.search(body)
     if body.with_line_items:
-        return page.to_dict()
+        return ListSubscriptionsResponse.model_validate(page.to_dict())
     items = [sub.to_dict(line_items=False) for sub in page.items]
-    return Page(items=items, total=page.total, limit=page.limit, offset=page.offset).to_dict()
+    bare = Page(items=items, total=page.total, limit=page.limit, offset=page.offset)
+    return ListSubscriptionsResponse.model_validate(bare.to_dict())
 
 
 @router.get("/subscriptions/{subscription_id}")
-def get_subscription(caller: EnvCaller, subscription_id: str) -> dict[str, Any]:
-    return caller.subscriptions.get(subscription_id).to_dict()
+def get_subscription(caller: EnvCaller, subscription_id: str) -> SubscriptionResponse:
+    return SubscriptionResponse.model_validate(caller.subscriptions.get(subscription_id).to_dict())
 
 
 @router.get("/subscriptions/{subscription_id}/v2")
-def get_subscription_v2(caller: EnvCaller, subscription_id: str, expand: Expand = None) -> dict[str, Any]:
+def get_subscription_v2(
+    caller: EnvCaller, subscription_id: str, expand: Expand = None
+) -> SubscriptionResponseV2:
     """``expand``: comma list of ``coupon_associations``, ``credit_grants``,
     ``subscription_line_items``, ``phases``; ``line_items`` appear only when expanded."""
-    return caller.subscriptions.get_v2(subscription_id, expand=expand).to_dict()
+    return SubscriptionResponseV2.model_validate(
+        caller.subscriptions.get_v2(subscription_id, expand=expand).to_dict()
+    )
 
 
 @router.post("/subscriptions/{subscription_id}/activate")
 def activate_subscription(
     caller: EnvCaller, subscription_id: str, body: SubscriptionActivate | None = None
-) -> dict[str, Any]:
+) -> SubscriptionResponse:
     """Optional body ``{"start_date": ...}``; an empty or missing body keeps the draft's start."""
     start_date = body.start_date if body is not None else None
-    return caller.subscriptions.activate(subscription_id, start_date=start_date).to_dict()
+    return SubscriptionResponse.model_validate(
+        caller.subscriptions.activate(subscription_id, start_date=start_date).to_dict()
+    )
 
 
 @router.get("/customers/external/{external_id}/subscriptions")
-def customer_subscriptions(caller: EnvCaller, external_id: str) -> dict[str, Any]:
-    return caller.subscriptions.for_customer(external_id).to_dict()
+def customer_subscriptions(caller: EnvCaller, external_id: str) -> ListSubscriptionsResponse:
+    return ListSubscriptionsResponse.model_validate(caller.subscriptions.for_customer(external_id).to_dict())

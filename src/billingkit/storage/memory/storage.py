@@ -15,11 +15,11 @@ from types import TracebackType
 from typing import Any
 
 from billingkit.domain.access import Account, ApiKey
-from billingkit.domain.resources import Status
-from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.resources import Record, Status
 from billingkit.errors import InvalidOperation, ValidationError
-from billingkit.storage.kinds import KINDS, check_count
+from billingkit.storage.kinds import KINDS, check_count, due_field
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
+from billingkit.storage.memory.ledger import MemoryLedger
 from billingkit.storage.memory.repository import MemoryRepository, Row
 
 __all__ = ["MemoryStorage", "MemoryUnitOfWork"]
@@ -80,7 +80,7 @@ class MemoryUnitOfWork:
             raise InvalidOperation("use the unit of work inside a `with` block")
         repo = self._repositories.get(name)
         if repo is None:
-            repo = MemoryRepository(
+            repo = (MemoryLedger if kind.append_only else MemoryRepository)(
                 kind,
                 self._storage._rows[name],
                 self._scope,
@@ -162,18 +162,16 @@ class MemoryUnitOfWork:
             and item.status is Status.PUBLISHED
         ]
 
-    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        # The store's lock, held for the whole unit of work, already keeps other runners out.
+    def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        # The store's lock, held for the whole unit of work, already keeps other claimers out.
+        field = due_field(kind, limit)
         due = [
-            item
-            for item in self._storage._rows["subscriptions"].values()
-            if isinstance(item, Subscription)
-            and item.status is Status.PUBLISHED
-            and item.next_run_at is not None
-            and item.next_run_at <= now
+            (at, item.id, item)
+            for item in self._storage._rows[kind].values()
+            if item.status is Status.PUBLISHED and (at := getattr(item, field)) is not None and at <= now
         ]
-        due.sort(key=lambda item: (item.next_run_at, item.id))
-        return due[:limit]
+        due.sort(key=lambda entry: entry[:2])
+        return [item for _, _, item in due[:limit]]
 
 
 class MemoryCounterStore:

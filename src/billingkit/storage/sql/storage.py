@@ -13,13 +13,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from billingkit.domain.access import Account, ApiKey
-from billingkit.domain.resources import Status
-from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.resources import Record, Status
 from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
-from billingkit.storage.kinds import KINDS
+from billingkit.storage.kinds import KINDS, due_field
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
+from billingkit.storage.sql.ledger import SqlLedger, register_sqlite_ledger_functions
 from billingkit.storage.sql.mapping import row_decoder, row_encoder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
@@ -47,6 +47,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA busy_timeout = 30000")
         cursor.execute("PRAGMA foreign_keys = ON")
         register_sqlite_functions(dbapi_connection)
+        register_sqlite_ledger_functions(dbapi_connection)
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
@@ -173,7 +174,9 @@ class SqlUnitOfWork:
             raise AttributeError(name)
         repo = self._repositories.get(name)
         if repo is None:
-            repo = SqlRepository(kind, TABLES[name], self.connection, self._scope)
+            repo = (SqlLedger if kind.append_only else SqlRepository)(
+                kind, TABLES[name], self.connection, self._scope
+            )
             self._repositories[name] = repo
         return repo
 
@@ -226,14 +229,15 @@ class SqlUnitOfWork:
         rows = self.connection.exec_driver_sql(sql, (email.lower(), Status.PUBLISHED.value)).fetchall()
         return decoder.models(rows)
 
-    def claim_due_subscriptions(self, now: datetime, limit: int) -> list[Subscription]:
-        table, dialect = TABLES["subscriptions"], self.connection.dialect
-        decoder = row_decoder(Subscription, table, dialect)
-        tail = "ORDER BY next_run_at, id LIMIT {}"
+    def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        field = due_field(kind, limit)
+        table, model, dialect = TABLES[kind], KINDS[kind].model, self.connection.dialect
+        decoder = row_decoder(model, table, dialect)
+        tail = f"ORDER BY {field}, id LIMIT {{}}"
         if dialect.name == "postgresql":
-            # Rows another runner holds are skipped, not waited for: two runners split the work.
+            # Rows another claimer holds are skipped, not waited for: two runners split the work.
             tail += " FOR UPDATE SKIP LOCKED"
-        sql = decoder.select_sql("next_run_at <= {} AND status = {}", tail)
-        due = row_encoder(Subscription, table, dialect).encode("next_run_at", now)
+        sql = decoder.select_sql(f"{field} <= {{}} AND status = {{}}", tail)
+        due = row_encoder(model, table, dialect).encode(field, now)
         rows = self.connection.exec_driver_sql(sql, (due, Status.PUBLISHED.value, limit)).fetchall()
         return decoder.models(rows)

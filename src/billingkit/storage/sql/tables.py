@@ -489,6 +489,39 @@ invoices = Table(
     ),
 )
 
+# Append-only (see storage.kinds): rows are inserted and summed, never updated. The movement key is
+# unique over every row, whatever its status, so one cause is applied once.
+wallet_transactions = Table(
+    "wallet_transactions",
+    metadata,
+    *_common(),
+    Column("wallet_id", String(64), nullable=False),
+    Column("customer_id", String(64), nullable=False),
+    Column("type", String(16), nullable=False),
+    _money("credit_amount"),
+    _money("amount"),
+    Column("transaction_reason", String(32), nullable=False),
+    Column("idempotency_key", String(255), nullable=False),
+    Column("reference_type", String(16)),
+    _text("reference_id"),
+    Column("parent_transaction_id", String(64)),
+    _instant("expiry_date"),
+    Column("priority", Integer()),
+    Column("description", Text()),
+    _json("metadata", nullable=False),
+    Index("ix_wallet_transactions_scope_created", "tenant_id", "environment_id", "created_at"),
+    # Serves a wallet's balance (its rows summed) and its history.
+    Index("ix_wallet_transactions_wallet", "tenant_id", "environment_id", "wallet_id", "created_at"),
+    Index("ix_wallet_transactions_customer_id", "tenant_id", "environment_id", "customer_id"),
+    Index(
+        "uq_wallet_transactions_idempotency_key",
+        "tenant_id",
+        "environment_id",
+        "idempotency_key",
+        unique=True,
+    ),
+)
+
 # Named counters per scope (invoice numbers). Incremented with an upsert inside the caller's
 # transaction, so numbers are gap-free and concurrent writers queue on the row.
 counters = Table(
@@ -544,4 +577,5 @@ TABLES: dict[str, Table] = {
     "tax_rates": tax_rates,
     "subscriptions": subscriptions,
     "invoices": invoices,
+    "wallet_transactions": wallet_transactions,
 }

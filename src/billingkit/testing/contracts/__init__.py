@@ -1,15 +1,15 @@
 """Contract suites for the storage ports. Subclass and provide a ``storage`` fixture::
 
     import pytest
-    from billingkit.testing.contracts import KindContract, StorageContract
+    from billingkit.testing.contracts import StorageContract
 
-    class TestMyStore(StorageContract, KindContract):
+    class TestMyStore(StorageContract):
         @pytest.fixture
         def storage(self):
             return MyStorage()
 
-``KindContract`` holds one case per stored kind and rule of the registry (uniqueness, versions,
-searchable filters), so it grows with the registry.
+Its part ``KindContract`` holds one case per stored kind and rule of the registry (uniqueness,
+versions, searchable filters), so it grows with the registry.
 
 Needs pytest (extra ``testing``).
 """

@@ -1,6 +1,7 @@
 """The per-kind storage contract: what the registry (:mod:`billingkit.domain.kinds`) declares of
 each stored kind, every store does. One case per kind and rule, so a new kind is covered as soon
-as it is registered (and :func:`~billingkit.testing.contracts.storage.sample` can make one).
+as it is registered (and :func:`~billingkit.testing.contracts.samples.sample` can make one).
+Part of :class:`~billingkit.testing.contracts.StorageContract`.
 
 - each uniqueness rule is enforced, among live rows only when the rule says so;
 - each versioned kind refuses an update naming a stale version;
@@ -24,7 +25,7 @@ from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, BillingError, VersionConflict
 from billingkit.ports import Storage
 from billingkit.storage.records import field_value, matches
-from billingkit.testing.contracts.storage import sample
+from billingkit.testing.contracts.samples import sample
 
 __all__ = ["KindContract"]
 
@@ -88,8 +89,8 @@ def _probe(items: list[Record], field: str, op: Op) -> Filter | None:
 
 
 class KindContract:
-    """Subclass and provide a ``storage`` fixture returning a fresh, empty store (like
-    :class:`~billingkit.testing.contracts.StorageContract`, which this complements)."""
+    """The per-kind part of :class:`~billingkit.testing.contracts.StorageContract` (a ``storage``
+    fixture returns a fresh, empty store)."""
 
     @pytest.mark.parametrize(("kind", "rule"), _UNIQUE_RULES)
     def test_each_uniqueness_rule_holds(self, storage: Storage, kind: str, rule: int) -> None:
@@ -102,12 +103,13 @@ class KindContract:
             repository.add(first)
             with pytest.raises(AlreadyExists):
                 repository.add(sample(kind, **taken))
-            repository.update(first.model_copy(update={"status": Status.ARCHIVED}))
-            if declared.unique[rule].live_only:
-                repository.add(sample(kind, **taken))  # an archived row frees its values
-            else:
-                with pytest.raises(AlreadyExists):
-                    repository.add(sample(kind, **taken))
+            if not declared.append_only:  # a ledger's rows are never archived
+                repository.update(first.model_copy(update={"status": Status.ARCHIVED}))
+                if declared.unique[rule].live_only:
+                    repository.add(sample(kind, **taken))  # an archived row frees its values
+                else:
+                    with pytest.raises(AlreadyExists):
+                        repository.add(sample(kind, **taken))
             uow.commit()
 
     @pytest.mark.parametrize("kind", sorted(name for name, kind in KINDS.items() if kind.versioned))

@@ -1,0 +1,11 @@
+"""In-process adapters of the outside-party ports: the defaults ``Billing`` builds when the host
+passes none, and the test doubles DESIGN §10.12 names (they fill the same slots as real adapters).
+
+- :class:`SandboxPaymentProvider` (``ports.PaymentProvider``): deterministic, records every request.
+- :class:`MemoryWebhookTransport` (``ports.WebhookTransport``): keeps deliveries in memory.
+"""
+
+from billingkit.providers.sandbox import SandboxPaymentProvider
+from billingkit.providers.webhooks import MemoryWebhookTransport
+
+__all__ = ["MemoryWebhookTransport", "SandboxPaymentProvider"]

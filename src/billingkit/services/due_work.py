@@ -1,0 +1,167 @@
+"""The due-work runner: one mechanism for everything timed.
+
+A stored kind that carries due work declares the field saying when (``due_at`` in
+``storage.kinds``: a subscription's ``next_run_at``) and has one handler in :data:`HANDLERS`. A run
+takes the kinds in that order and, for each, claims due items in batches (``uow.claim_due``:
+earliest first, any scope, each item by one claimer: PostgreSQL locks the claimed rows and skips
+rows locked by another runner, SQLite and the memory store serialise writers), hands each batch to
+the kind's handler in the claiming unit of work and commits it; then the notifications the batch
+recorded go to in-process subscribers. A batch that raises a :class:`BillingError` is rolled back
+and retried one item at a time in the item's own scope, so one bad item only fails itself: it is
+reported in ``RunReport.failures``, skipped for the rest of the run and stays due for the next one.
+
+Billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) are the first
+handler. New timed work (schedules, credit expiries, webhook deliveries, ...) declares its
+``due_at`` and adds its handler here: no new port method, adapter code or loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.resources import Record
+from billingkit.errors import BillingError, ValidationError
+from billingkit.logfields import log_fields
+from billingkit.ports import Storage, UnitOfWork
+from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
+from billingkit.services.context import DueRun
+
+__all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
+
+log = logging.getLogger("billingkit.due_work")
+run_log = logging.getLogger("billingkit.billing_run")
+
+#: Carries out one claimed batch of a kind in the claiming unit of work (the runner commits).
+#: Items that are no longer due when it reads them (a retry re-reads each item) are left alone.
+DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
+
+#: Each kind that carries due work and its handler, in the order a run takes them. A test checks
+#: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
+HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType({"subscriptions": bill_due_subscriptions})
+
+
+def run_due_work(
+    storage: Storage,
+    run: DueRun,
+    *,
+    batch_size: int,
+    keep_invoices: bool = True,
+    dispatch: Callable[[list[NotificationEvent]], None] | None = None,
+    finished: Callable[[RunReport | None, float], None] | None = None,
+    handlers: Mapping[str, DueWorkHandler] | None = None,
+) -> RunReport:
+    """Carry out everything due at ``run.now``, kind by kind, ``batch_size`` items per unit of
+    work. ``dispatch`` receives each committed batch's notifications; ``finished`` the report (or
+    ``None`` when the run raised) and the seconds it took. Logs one ``billing_run`` line per run
+    (logger ``billingkit.billing_run``). ``handlers`` replaces :data:`HANDLERS` (tests)."""
+    if batch_size < 1:
+        raise ValidationError("batch_size must be at least 1", field="batch_size")
+    started = time.perf_counter()
+    try:
+        runner = _Run(storage, run, batch_size, keep_invoices, dispatch)
+        report = runner.all(HANDLERS if handlers is None else handlers)
+    except Exception as exc:
+        seconds = time.perf_counter() - started
+        log_fields(
+            run_log,
+            logging.ERROR,
+            "billing_run",
+            status="failed",
+            duration_ms=seconds * 1000,
+            error=type(exc).__name__,
+            exc_info=exc,
+        )
+        if finished is not None:
+            finished(None, seconds)
+        raise
+    seconds = time.perf_counter() - started
+    log_fields(
+        run_log,
+        logging.WARNING if report.failures else logging.INFO,
+        "billing_run",
+        status="completed",
+        subscriptions=report.subscription_count,
+        invoices=report.invoice_count,
+        notifications=report.notification_count,
+        failures=len(report.failures),
+        duration_ms=seconds * 1000,
+    )
+    if finished is not None:
+        finished(report, seconds)
+    return report
+
+
+class _Run:
+    """One run's state: the report so far and where committed batches go."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        run: DueRun,
+        batch_size: int,
+        keep_invoices: bool,
+        dispatch: Callable[[list[NotificationEvent]], None] | None,
+    ) -> None:
+        self.report = RunReport()
+        self._storage = storage
+        self._run = run
+        self._batch_size = batch_size
+        self._keep_invoices = keep_invoices
+        self._dispatch = dispatch
+
+    def all(self, handlers: Mapping[str, DueWorkHandler]) -> RunReport:
+        for kind, handler in handlers.items():
+            self._kind(kind, handler)
+        return self.report
+
+    def _kind(self, kind: str, handler: DueWorkHandler) -> None:
+        """Claim and carry out batches of ``kind`` until none is due."""
+        skipped: set[str] = set()  # failed in this run: still due, not claimed again
+        while True:
+            with self._storage.unit_of_work() as uow:
+                # Failed items stay due and come back first; claim past them.
+                due = uow.claim_due(kind, self._run.now, self._batch_size + len(skipped))
+                claimed = [item for item in due if item.id not in skipped][: self._batch_size]
+                if not claimed:
+                    return
+                result: BatchResult | None
+                try:
+                    result = handler(uow, claimed, self._run)
+                    uow.commit()
+                except BillingError:
+                    log.warning(
+                        "due %s batch of %d failed; retrying one by one", kind, len(claimed), exc_info=True
+                    )
+                    result = None
+            if result is None:
+                for item in claimed:
+                    self._one(kind, handler, item, skipped)
+            else:
+                self._committed(result, skipped)
+
+    def _one(self, kind: str, handler: DueWorkHandler, item: Record, skipped: set[str]) -> None:
+        """Retry one item of a failed batch alone, in its own scope, as it is stored now."""
+        scope = (getattr(item, "tenant_id", None), getattr(item, "environment_id", None))
+        with self._storage.unit_of_work(*scope) as uow:
+            stored = getattr(uow, kind).find(item.id)
+            if stored is None:
+                return
+            try:
+                result = handler(uow, [stored], self._run)
+                uow.commit()
+            except BillingError as exc:
+                log.warning("cannot carry out due %s %s: %s", kind, item.id, exc.message)
+                self.report.failures.append((item.id, exc.code, exc.message))
+                skipped.add(item.id)
+                return
+        self._committed(result, skipped)
+
+    def _committed(self, result: BatchResult, skipped: set[str]) -> None:
+        self.report.add(result.report, keep_invoices=self._keep_invoices)
+        skipped.update(failure[0] for failure in result.report.failures)
+        if self._dispatch is not None:
+            self._dispatch(result.recorded)

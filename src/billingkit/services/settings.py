@@ -1,0 +1,90 @@
+"""``Settings``: the configuration of one :class:`~billingkit.Billing`, in one frozen value.
+
+``Billing(settings=Settings(...))`` holds it; services read it as ``ctx.settings``. The library never
+reads the process environment: the CLI and ``Billing.from_env()`` build a ``Settings`` from
+``BILLINGKIT_*`` variables (docs/configuration.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import timedelta
+from typing import Any
+
+from billingkit.errors import ValidationError
+from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
+
+__all__ = ["DEFAULT_RENEWAL_NOTICE", "Settings"]
+
+#: Default lead time of the ``subscription.renewal.due`` notification.
+DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
+
+
+def _whole(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{name} must be a whole number of at least 1, not {value!r}", field=name)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a ``Billing`` is configured with that is a value (its collaborators, such as
+    the store, the clock and the outside parties, are passed to ``Billing`` beside it).
+
+    >>> Settings(renewal_notice=None, run_batch_size=200).run_batch_size
+    200
+
+    - ``token_secret`` signs dashboard session tokens (bytes, or text encoded as UTF-8). ``None``:
+      each ``Billing`` draws a random one, so tokens die with it and differ between processes.
+    - ``max_bulk_events``: the most events one bulk ingestion call (``POST /events/bulk``) carries.
+    - ``renewal_notice``: how long before a period ends ``subscription.renewal.due`` is recorded
+      (``None``: never).
+    - ``run_batch_size``: items claimed and committed together by ``run_due`` and the worker.
+    - ``worker_interval``: seconds between the background worker's runs.
+
+    Invalid values raise :class:`~billingkit.ValidationError` naming the field.
+    """
+
+    token_secret: bytes | str | None = None
+    max_bulk_events: int = DEFAULT_MAX_BULK_EVENTS
+    renewal_notice: timedelta | None = DEFAULT_RENEWAL_NOTICE
+    run_batch_size: int = 500
+    worker_interval: float = 60.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.token_secret, str):
+            object.__setattr__(self, "token_secret", self.token_secret.encode())
+        if self.token_secret is not None and not isinstance(self.token_secret, bytes):
+            raise ValidationError("token_secret must be bytes or text", field="token_secret")
+        _whole(self.max_bulk_events, "max_bulk_events")
+        _whole(self.run_batch_size, "run_batch_size")
+        if self.renewal_notice is not None and (
+            not isinstance(self.renewal_notice, timedelta) or self.renewal_notice < timedelta(0)
+        ):
+            raise ValidationError(
+                "renewal_notice must be a timedelta of at least 0, or None", field="renewal_notice"
+            )
+        interval = self.worker_interval
+        if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
+            raise ValidationError(
+                f"worker_interval must be positive seconds, not {interval!r}", field="worker_interval"
+            )
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (checked like the constructor's arguments); unknown names are a
+        :class:`~billingkit.ValidationError` that lists the known ones."""
+        known = [f.name for f in fields(self)]
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise ValidationError(
+                f"unknown setting {unknown[0]!r}; settings are {', '.join(known)}", field=unknown[0]
+            )
+        return replace(self, **changes)
+
+    def __repr__(self) -> str:
+        # The secret is never shown: settings end up in logs and tracebacks.
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            hidden = f.name == "token_secret" and value is not None
+            parts.append(f"{f.name}=<hidden>" if hidden else f"{f.name}={value!r}")
+        return f"Settings({', '.join(parts)})"

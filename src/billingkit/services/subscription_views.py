@@ -1,0 +1,34 @@
+"""How a subscription is shown: the v2 read (:class:`SubscriptionV2`). The ``subscription``
+object of subscription webhook payloads (:func:`subscription_payload`) is built beside the
+event-type catalogue, in :mod:`billingkit.domain.event_types`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from billingkit.domain.event_types import subscription_payload
+from billingkit.domain.subscriptions import Subscription
+
+__all__ = ["V2_EXPANSIONS", "SubscriptionV2", "subscription_payload"]
+
+V2_EXPANSIONS = frozenset({"coupon_associations", "credit_grants", "subscription_line_items", "phases"})
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionV2:
+    """The v2 read: the subscription, which optional parts were asked for (``expand``), and
+    whether the plan has price changes its line items do not have yet."""
+
+    subscription: Subscription
+    expand: frozenset[str]
+    plan_prices_out_of_sync: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.subscription.to_dict(line_items="subscription_line_items" in self.expand)
+        data["plan_prices_out_of_sync"] = self.plan_prices_out_of_sync
+        # Billing-only relations this version does not have yet are empty lists when asked for.
+        for name in ("coupon_associations", "credit_grants", "phases"):
+            if name in self.expand:
+                data[name] = []
+        return data

@@ -1,0 +1,223 @@
+"""Sample resources for the storage contract: one valid resource of any stored kind."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from billingkit.domain.access import (
+    AccountType,
+    EnvironmentType,
+    Role,
+)
+from billingkit.storage.kinds import KINDS, Level
+
+__all__ = ["T0", "sample", "unique_number"]
+
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+_counter = iter(range(10**9))
+
+
+def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a", **fields: Any) -> Any:
+    """A valid resource of ``kind`` in the given scope (fields override the defaults)."""
+    n = next(_counter)
+    common: dict[str, Any] = {
+        "id": f"{kind}_{n:08d}",
+        "created_at": T0 + timedelta(seconds=n),
+        "updated_at": T0 + timedelta(seconds=n),
+        "created_by": "test",
+        "updated_by": "test",
+    }
+    scope: dict[str, Any] = {}
+    level = KINDS[kind].level
+    if level is not Level.GLOBAL:
+        scope["tenant_id"] = tenant_id
+    if level is Level.ENVIRONMENT:
+        scope["environment_id"] = environment_id
+    defaults: dict[str, dict[str, Any]] = {
+        "tenants": {"name": f"Tenant {n}"},
+        "environments": {"name": f"env {n}", "type": EnvironmentType.DEVELOPMENT},
+        "accounts": {
+            "type": AccountType.USER,
+            "name": f"User {n}",
+            "email": f"user{n}@example.com",
+            "roles": (Role.ALL_READER,),
+        },
+        "api_keys": {
+            "name": f"key {n}",
+            "key_hash": f"{n:064x}",
+            "display_id": "sk_ab***cd",
+            "account_id": "user_1",
+            "account_type": AccountType.USER,
+            "roles": (Role.ALL_WRITER, Role.EVENT_INGESTOR),
+        },
+        "customers": {"external_id": f"ext-{n}", "name": f"Customer {n}", "metadata": {"tier": "gold"}},
+        "notifications": {
+            "event_type": "customer.created",
+            "entity_type": "customer",
+            "entity_id": f"cust_{n}",
+            "payload": {"event_type": "customer.created", "customer": {"id": f"cust_{n}"}},
+        },
+        # Catalogue kinds carry nested values (tiers, aggregations, alert settings) and exact
+        # decimals, so their round trip proves JSON columns keep decimals and structure exactly.
+        "plans": {"name": f"Plan {n}", "lookup_key": f"plan-{n}", "display_order": 2, "metadata": {"a": "b"}},
+        "addons": {"name": f"Add-on {n}", "lookup_key": f"addon-{n}"},
+        "prices": {
+            "entity_type": "PLAN",
+            "entity_id": "plan_1",
+            "type": "USAGE",
+            "billing_model": "TIERED",
+            "billing_period": "MONTHLY",
+            "invoice_cadence": "ARREAR",
+            "currency": "usd",
+            "tier_mode": "SLAB",
+            "tiers": [
+                {"up_to": 1000, "unit_amount": "0.0125", "flat_amount": "0.10"},
+                {"up_to": None, "unit_amount": "0.01"},
+            ],
+            "meter_id": "meter_1",
+            "lookup_key": f"price-{n}",
+            "start_date": T0,
+            "min_quantity": "0.000001",
+        },
+        "price_units": {
+            "code": f"cr{n}",
+            "name": "Credits",
+            "symbol": "CR",
+            "base_currency": "usd",
+            "conversion_rate": "0.0001",
+        },
+        "groups": {"name": f"Group {n}", "lookup_key": f"group-{n}", "entity_type": "price"},
+        "meters": {
+            "name": f"Meter {n}",
+            "event_name": "api.request",
+            "aggregation": {"type": "SUM_WITH_MULTIPLIER", "field": "bytes", "multiplier": "0.001"},
+            "filters": [{"key": "region", "values": ["eu", "us"]}],
+        },
+        "features": {
+            "name": f"Feature {n}",
+            "type": "metered",
+            "lookup_key": f"feature-{n}",
+            "meter_id": "meter_1",
+            "reporting_unit": {"unit_singular": "call", "unit_plural": "calls", "conversion_rate": "0.5"},
+            "alert_settings": {
+                "alert_enabled": True,
+                "warning": {"threshold": "80.5", "condition": "above"},
+                "critical": {"threshold": "100", "condition": "above"},
+            },
+        },
+        "entitlements": {
+            "entity_type": "PLAN",
+            "entity_id": f"plan_{n}",
+            "plan_id": f"plan_{n}",
+            "feature_id": "feat_1",
+            "feature_type": "config",
+            "config_value": {"regions": ["eu"], "max": 3},
+        },
+        "credit_grants": {
+            "name": f"Grant {n}",
+            "scope": "PLAN",
+            "plan_id": "plan_1",
+            "cadence": "RECURRING",
+            "credits": "100.50",
+            "period": "MONTHLY",
+            "period_count": 1,
+            "expiration_type": "DURATION",
+            "expiration_duration": 30,
+            "expiration_duration_unit": "DAY",
+        },
+        "coupons": {
+            "name": f"Coupon {n}",
+            "type": "percentage",
+            "cadence": "repeated",
+            "coupon_code": f"SAVE{n}",
+            "percentage_off": "12.5",
+            "duration_in_periods": 3,
+            "max_redemptions": 100,
+            "rules": {"min_amount": "10"},
+        },
+        "tax_rates": {
+            "name": f"VAT {n}",
+            "code": f"VAT{n}",
+            "tax_rate_type": "percentage",
+            "percentage_value": "20",
+        },
+        # Subscriptions and invoices embed their line items as JSON: the round trip proves that
+        # decimals, instants and enums inside them come back exactly.
+        "subscriptions": {
+            "plan_id": "plan_1",
+            "customer_id": f"cust_{n}",
+            "subscription_status": "active",
+            "billing_period": "MONTHLY",
+            "billing_anchor": T0,
+            "currency": "usd",
+            "start_date": T0,
+            "current_period_start": T0,
+            "current_period_end": T0 + timedelta(days=31),
+            "payment_terms": "30 NET",
+            "commitment_amount": "100.005",
+            "overage_factor": "1.5",
+            "next_run_at": T0 + timedelta(days=31),
+            "line_items": [
+                {
+                    "id": f"subs_line_{n}",
+                    "subscription_id": f"subs_{n}",
+                    "customer_id": f"cust_{n}",
+                    "entity_id": "plan_1",
+                    "price_id": "price_1",
+                    "price_type": "USAGE",
+                    "meter_id": "meter_1",
+                    "quantity": "0.000001",
+                    "currency": "usd",
+                    "billing_period": "MONTHLY",
+                    "invoice_cadence": "ARREAR",
+                    "start_date": T0,
+                }
+            ],
+        },
+        "invoices": {
+            "customer_id": f"cust_{n}",
+            "subscription_id": f"subs_{n}",
+            "invoice_number": f"INV-202603-{n:05d}",
+            "invoice_status": "FINALIZED",
+            "currency": "usd",
+            "billing_reason": "SUBSCRIPTION_CYCLE",
+            "subtotal": "12.50",
+            "total": "12.50",
+            "amount_due": "12.50",
+            "amount_remaining": "12.50",
+            "period_start": T0,
+            "period_end": T0 + timedelta(days=31),
+            "due_date": T0 + timedelta(days=32),
+            "line_items": [
+                {
+                    "id": f"inv_line_{n}",
+                    "display_name": "API calls",
+                    "price_type": "USAGE",
+                    "quantity": "1250.5",
+                    "amount": "12.50",
+                    "period_start": T0,
+                    "period_end": T0 + timedelta(days=31),
+                    "trace": {"unrounded_amount": "12.5025", "tiers": [{"quantity": "1000"}]},
+                }
+            ],
+        },
+        "wallet_transactions": {
+            "wallet_id": "wallet_1",
+            "customer_id": f"cust_{n}",
+            "type": "credit",
+            "credit_amount": "10.005",
+            "amount": "20.01",
+            "transaction_reason": "FREE_CREDIT_GRANT",
+            "idempotency_key": f"sample|{n}",
+            "expiry_date": T0 + timedelta(days=30),
+        },
+    }
+    model = KINDS[kind].model
+    return model(**{**common, **scope, **defaults[kind], **fields})
+
+
+def unique_number() -> int:
+    """A number no other sample or contract scope of this process has used."""
+    return next(_counter)
