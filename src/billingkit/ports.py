@@ -43,6 +43,7 @@ __all__ = [
     "EventStore",
     "Ledger",
     "PaymentProvider",
+    "Repositories",
     "Repository",
     "Scope",
     "Storage",
@@ -184,12 +185,11 @@ class Scope(Protocol):
     def environment_id(self) -> str | None: ...
 
 
-class UnitOfWork(Protocol):
-    """One transaction. Rolls back on exit unless :meth:`commit` was called.
-
-    Repositories are bound to the unit of work's tenant and environment: a resource of another
-    scope looks exactly like a missing one.
-    """
+class Repositories(Protocol):
+    """The stores a unit of work hands out, declared once: one repository per stored kind of
+    :data:`billingkit.domain.kinds.KINDS` (same name, same model: ``tests/architecture`` checks
+    it), then the usage event, usage and counter stores. :class:`UnitOfWork` extends it; the
+    adapters' units of work subclass it and make each repository on first access."""
 
     tenants: Repository[Tenant]
     environments: Repository[Environment]
@@ -214,6 +214,14 @@ class UnitOfWork(Protocol):
     events: EventStore
     usage: UsageStore
     counters: CounterStore
+
+
+class UnitOfWork(Repositories, Protocol):
+    """One transaction. Rolls back on exit unless :meth:`commit` was called.
+
+    Repositories are bound to the unit of work's tenant and environment: a resource of another
+    scope looks exactly like a missing one.
+    """
 
     def __enter__(self) -> UnitOfWork: ...
 

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import billingkit
-from billingkit.storage.kinds import KINDS, Level, RepositoryAttributes
+from billingkit.ports import Repositories
+from billingkit.storage.kinds import KINDS, Level
 from billingkit.storage.sql.tables import TABLES, events, metadata
 
 SRC = Path(billingkit.__file__).parent
@@ -233,7 +234,7 @@ def test_import_is_cheap_and_inert() -> None:
 def test_every_tenant_owned_table_is_scoped() -> None:
     assert set(TABLES) == set(KINDS), "every kind has a table and vice versa"
     # Every kind has a repository; usage events have their own scoped port (EventStore).
-    assert set(RepositoryAttributes.__annotations__) == set(KINDS) | {"events", "usage", "counters"}
+    assert set(Repositories.__annotations__) == set(KINDS) | {"events", "usage", "counters"}
     for name, kind in KINDS.items():
         columns = set(TABLES[name].c.keys())
         if kind.level is not Level.GLOBAL:
@@ -246,3 +247,18 @@ def test_every_tenant_owned_table_is_scoped() -> None:
     assert {t.name for t in metadata.sorted_tables} == known | {"events", "counters"}
     # The events table is keyed by scope: its primary key starts with tenant and environment.
     assert [c.name for c in events.primary_key.columns] == ["tenant_id", "environment_id", "id"]
+
+
+def test_the_stores_do_not_import_each_other() -> None:
+    """What both adapters share lives in neutral modules (``storage.records``, ``storage.kinds``)."""
+    offenders = [
+        (path.relative_to(SRC).as_posix(), name)
+        for adapter, other in (
+            ("storage/sql", "billingkit.storage.memory"),
+            ("storage/memory", "billingkit.storage.sql"),
+        )
+        for path in _modules(adapter)
+        for name in _imports(path)
+        if name.startswith(other)
+    ]
+    assert offenders == []

@@ -7,14 +7,14 @@ add-on archives it with its items (prices end now).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Addon, AddonDetail, CreditGrant, Entitlement
 from billingkit.domain.input_rules import validate_naming_items
-from billingkit.domain.queries import Filter, Op, Page
+from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import Description, InputModel, JsonMetadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
@@ -39,7 +39,7 @@ from billingkit.services.records import (
     new_fields,
     update_fields,
 )
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "AddonCreate",
@@ -84,16 +84,10 @@ class AddonUpdate(PartialUpdate):
 
 
 class AddonSearch(SearchRequest):
-    addon_ids: list[str] | None = None
-    lookup_keys: list[str] | None = None
+    kind: ClassVar[str] = "addons"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.addon_ids:
-            out.append(Filter("id", Op.IN, self.addon_ids))
-        if self.lookup_keys:
-            out.append(Filter("lookup_key", Op.IN, self.lookup_keys))
-        return out
+    addon_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    lookup_keys: Annotated[list[str] | None, Searches("lookup_key", Op.IN)] = None
 
 
 def _detail(uow: UnitOfWork, ctx: Context, addon: Addon, wanted: frozenset[str] = ITEMS) -> AddonDetail:

@@ -11,13 +11,13 @@ code can be reused); ``total_redemptions`` starts at 0 and is not settable. Afte
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Coupon, CouponCadence, CouponType, check_coupon
-from billingkit.domain.queries import Filter, Op, Page
+from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import (
     INT32_MAX,
     CurrencyCode,
@@ -39,7 +39,7 @@ from billingkit.services.records import (
     new_fields,
     update_fields,
 )
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "CouponCreate",
@@ -85,16 +85,10 @@ class CouponUpdate(PartialUpdate):
 class CouponSearch(SearchRequest):
     """The reference's ``types.CouponFilter``."""
 
-    coupon_ids: list[str] | None = None
-    coupon_codes: list[str] | None = None
+    kind: ClassVar[str] = "coupons"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.coupon_ids:
-            out.append(Filter("id", Op.IN, self.coupon_ids))
-        if self.coupon_codes:
-            out.append(Filter("coupon_code", Op.IN, self.coupon_codes))
-        return out
+    coupon_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    coupon_codes: Annotated[list[str] | None, Searches("coupon_code", Op.IN)] = None
 
 
 def create_coupon(uow: UnitOfWork, ctx: Context, *, data: CouponCreate) -> Coupon:

@@ -9,7 +9,7 @@ subscriptions. Only ``name``, ``metadata`` and ``end_date`` change after creatio
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -38,7 +38,7 @@ from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "CreditGrantCreate",
@@ -104,25 +104,13 @@ class CreditGrantUpdate(PartialUpdate):
 
 
 class CreditGrantSearch(SearchRequest):
-    credit_grant_ids: list[str] | None = None
-    plan_ids: list[str] | None = None
-    addon_ids: list[str] | None = None
-    subscription_ids: list[str] | None = None
-    scope: CreditGrantScope | None = None
+    kind: ClassVar[str] = "credit_grants"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        for field, values in (
-            ("id", self.credit_grant_ids),
-            ("plan_id", self.plan_ids),
-            ("addon_id", self.addon_ids),
-            ("subscription_id", self.subscription_ids),
-        ):
-            if values:
-                out.append(Filter(field, Op.IN, values))
-        if self.scope is not None:
-            out.append(Filter("scope", Op.EQ, self.scope.value))
-        return out
+    credit_grant_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    plan_ids: Annotated[list[str] | None, Searches("plan_id", Op.IN)] = None
+    addon_ids: Annotated[list[str] | None, Searches("addon_id", Op.IN)] = None
+    subscription_ids: Annotated[list[str] | None, Searches("subscription_id", Op.IN)] = None
+    scope: Annotated[CreditGrantScope | None, Searches("scope", Op.EQ)] = None
 
 
 # -- shared with plans and add-ons ---------------------------------------------------------------

@@ -6,20 +6,20 @@ external id can be reused); a deleted customer is archived and then reads as not
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.customers import Customer
-from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.queries import ListQuery, Op, Page
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import Email, InputModel, Metadata, NonEmptyStr, TimeZoneName
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
-from billingkit.services.search import SearchRequest
+from billingkit.services.notifications import notify
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "CustomerCreate",
@@ -101,25 +101,13 @@ class CustomerUpdate(InputModel):
 
 
 class CustomerSearch(SearchRequest):
-    customer_ids: list[str] | None = None
-    external_id: str | None = None
-    external_ids: list[str] | None = None
-    email: str | None = None
-    metadata: dict[str, str] | None = None
+    kind: ClassVar[str] = "customers"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.customer_ids:
-            out.append(Filter("id", Op.IN, self.customer_ids))
-        if self.external_id:
-            out.append(Filter("external_id", Op.EQ, self.external_id))
-        if self.external_ids:
-            out.append(Filter("external_id", Op.IN, self.external_ids))
-        if self.email:
-            out.append(Filter("email", Op.EQ, self.email))
-        for key, value in (self.metadata or {}).items():
-            out.append(Filter(f"metadata.{key}", Op.EQ, value))
-        return out
+    customer_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    external_id: Annotated[str | None, Searches("external_id", Op.EQ)] = None
+    external_ids: Annotated[list[str] | None, Searches("external_id", Op.IN)] = None
+    email: Annotated[str | None, Searches("email", Op.EQ)] = None
+    metadata: Annotated[dict[str, str] | None, Searches("metadata", Op.EQ)] = None
 
 
 def _live(customer: Customer | None, what: str) -> Customer:
@@ -128,23 +116,12 @@ def _live(customer: Customer | None, what: str) -> Customer:
     return customer
 
 
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, customer: Customer) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="customer",
-        entity_id=customer.id,
-        resource=customer.to_dict(),
-    )
-
-
 def create_customer(uow: UnitOfWork, ctx: Context, *, data: CustomerCreate) -> Customer:
     """Create a customer; :class:`AlreadyExists` when a live customer has the external id."""
     ctx.require(ENTITY, Action.WRITE)
     customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())
     uow.customers.add(customer)
-    _notify(uow, ctx, "customer.created", customer)
+    notify(uow, ctx, "customer.created", customer)
     return customer
 
 
@@ -166,7 +143,7 @@ def update_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str, data: Cu
         return current
     updated = current.model_copy(update={**changes, **ctx.touch()})
     uow.customers.update(updated)
-    _notify(uow, ctx, "customer.updated", updated)
+    notify(uow, ctx, "customer.updated", updated)
     return updated
 
 
@@ -176,7 +153,7 @@ def delete_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str) -> Custo
     current = _live(uow.customers.find(customer_id), customer_id)
     archived = current.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
     uow.customers.update(archived)
-    _notify(uow, ctx, "customer.deleted", archived)
+    notify(uow, ctx, "customer.deleted", archived)
     return archived
 
 

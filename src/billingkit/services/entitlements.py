@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field
 
@@ -35,9 +35,9 @@ from billingkit.domain.validation import INT32_MAX, InputModel, NonEmptyStr, Utc
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Present, Searches, SearchRequest
 
 __all__ = [
     "EntitlementBulkCreate",
@@ -185,36 +185,19 @@ class EntitlementUpdate(PartialUpdate):
 
 
 class EntitlementSearch(SearchRequest):
-    """The reference's ``types.EntitlementFilter``."""
+    """The reference's ``types.EntitlementFilter``; ``has_grant_config`` keeps the entitlements
+    with (true) or without (false) a usage grant."""
 
-    entitlement_ids: list[str] | None = None
-    feature_ids: list[str] | None = None
-    plan_ids: list[str] | None = None
-    entity_type: EntitlementEntityType | None = None
-    entity_ids: list[str] | None = None
-    feature_type: FeatureType | None = None
-    is_enabled: bool | None = None
-    has_grant_config: bool | None = None
+    kind: ClassVar[str] = "entitlements"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        for field, values in (
-            ("id", self.entitlement_ids),
-            ("feature_id", self.feature_ids),
-            ("plan_id", self.plan_ids),
-            ("entity_id", self.entity_ids),
-        ):
-            if values:
-                out.append(Filter(field, Op.IN, values))
-        if self.entity_type is not None:
-            out.append(Filter("entity_type", Op.EQ, self.entity_type.value))
-        if self.feature_type is not None:
-            out.append(Filter("feature_type", Op.EQ, self.feature_type.value))
-        if self.is_enabled is not None:
-            out.append(Filter("is_enabled", Op.EQ, self.is_enabled))
-        if self.has_grant_config is not None:
-            out.append(Filter("grant_quota", Op.NE if self.has_grant_config else Op.EQ, None))
-        return out
+    entitlement_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    feature_ids: Annotated[list[str] | None, Searches("feature_id", Op.IN)] = None
+    plan_ids: Annotated[list[str] | None, Searches("plan_id", Op.IN)] = None
+    entity_type: Annotated[EntitlementEntityType | None, Searches("entity_type", Op.EQ)] = None
+    entity_ids: Annotated[list[str] | None, Searches("entity_id", Op.IN)] = None
+    feature_type: Annotated[FeatureType | None, Searches("feature_type", Op.EQ)] = None
+    is_enabled: Annotated[bool | None, Searches("is_enabled", Op.EQ)] = None
+    has_grant_config: Annotated[bool | None, Present("grant_quota")] = None
 
 
 # -- shared with plans and add-ons ---------------------------------------------------------------
@@ -224,17 +207,6 @@ def _prefixed(exc: ValidationError, prefix: str) -> ValidationError:
     """``exc`` with ``prefix`` put before its field (``feature_id`` -> ``entitlements[1].feature_id``)."""
     field = f"{prefix}{exc.field}" if exc.field else (prefix.rstrip(".") or None)
     return ValidationError(exc.message, field=field, details={**exc.details, "field": field})
-
-
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, entitlement: Entitlement) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="entitlement",
-        entity_id=entitlement.id,
-        resource=entitlement.to_dict(),
-    )
 
 
 def _build_owned(
@@ -266,7 +238,7 @@ def _build_owned(
 
 def _store(uow: UnitOfWork, ctx: Context, entitlement: Entitlement) -> Entitlement:
     uow.entitlements.add(entitlement)
-    _notify(uow, ctx, "entitlement.created", entitlement)
+    notify(uow, ctx, "entitlement.created", entitlement)
     return entitlement
 
 
@@ -388,7 +360,7 @@ def update_entitlement(
     if not changes:
         return current
     updated = uow.entitlements.update(update_fields(current, changes, ctx, check_entitlement))
-    _notify(uow, ctx, "entitlement.updated", updated)
+    notify(uow, ctx, "entitlement.updated", updated)
     return updated
 
 
@@ -396,7 +368,7 @@ def delete_entitlement(uow: UnitOfWork, ctx: Context, *, entitlement_id: str) ->
     """Archive the entitlement; records ``entitlement.deleted``."""
     ctx.require(ENTITY, Action.WRITE)
     archived = archive(uow.entitlements, get_live(uow.entitlements, LABEL, entitlement_id), ctx)
-    _notify(uow, ctx, "entitlement.deleted", archived)
+    notify(uow, ctx, "entitlement.deleted", archived)
     return archived
 
 

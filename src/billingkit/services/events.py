@@ -33,14 +33,14 @@ from types import MemberDescriptorType
 from typing import Any
 
 from billingkit.domain.access import Action
-from billingkit.domain.resources import iso
+from billingkit.domain.event_types import event_to_dict
 from billingkit.domain.usage import MeterSpec, UsageEvent, property_text
 from billingkit.domain.validation import text_problem, unstorable_text
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.meters import meters_for_events
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 
 __all__ = [
     "DEFAULT_MAX_BULK_EVENTS",
@@ -416,14 +416,7 @@ def ingest_events(
         reason = _rejection(event, meters[event.event_name])
         if reason is not None:
             rejected[event.event_id] = reason
-            record(
-                uow,
-                ctx,
-                event_type="event.rejected",
-                entity_type="event",
-                entity_id=event.event_id,
-                resource={**event_to_dict(event, ctx.env), "reason": reason},
-            )
+            notify(uow, ctx, "event.rejected", event, ctx.env, reason)
     return IngestResult(
         tuple(e.event_id for e in new), tuple(duplicates), rejected, evaluate_alerts_immediately
     )
@@ -435,17 +428,3 @@ def get_event(uow: UnitOfWork, ctx: Context, *, event_id: str) -> UsageEvent:
     if event is None:
         raise NotFound(f"event {event_id} not found")
     return event
-
-
-def event_to_dict(event: UsageEvent, environment_id: str) -> dict[str, Any]:
-    """The reference API's event shape."""
-    return {
-        "id": event.event_id,
-        "event_name": event.event_name,
-        "external_customer_id": event.external_customer_id,
-        "customer_id": event.customer_id,
-        "timestamp": iso(event.timestamp),
-        "source": event.source,
-        "properties": dict(event.properties),
-        "environment_id": environment_id,
-    }

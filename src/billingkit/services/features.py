@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -44,9 +44,9 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.groups import group_details, require_group
 from billingkit.services.meters import MeterCreate, MeterFilterInput, merge_filters, new_meter, require_meter
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "AlertSettingsInput",
@@ -143,25 +143,13 @@ class FeatureClone(InputModel):
 class FeatureSearch(SearchRequest):
     """``name_contains`` matches case-insensitively; ``expand`` may hold ``meters`` and ``groups``."""
 
-    feature_ids: list[str] | None = None
-    lookup_key: str | None = None
-    lookup_keys: list[str] | None = None
-    meter_ids: list[str] | None = None
-    name_contains: str | None = None
+    kind: ClassVar[str] = "features"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.feature_ids:
-            out.append(Filter("id", Op.IN, self.feature_ids))
-        if self.lookup_key:
-            out.append(Filter("lookup_key", Op.EQ, self.lookup_key))
-        if self.lookup_keys:
-            out.append(Filter("lookup_key", Op.IN, self.lookup_keys))
-        if self.meter_ids:
-            out.append(Filter("meter_id", Op.IN, self.meter_ids))
-        if self.name_contains:
-            out.append(Filter("name", Op.CONTAINS, self.name_contains))
-        return out
+    feature_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    lookup_key: Annotated[str | None, Searches("lookup_key", Op.EQ)] = None
+    lookup_keys: Annotated[list[str] | None, Searches("lookup_key", Op.IN)] = None
+    meter_ids: Annotated[list[str] | None, Searches("meter_id", Op.IN)] = None
+    name_contains: Annotated[str | None, Searches("name", Op.CONTAINS)] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,17 +176,6 @@ def parse_expand(expand: str | None) -> frozenset[str]:
     """``"meters,groups"`` -> ``{"meters", "groups"}`` (other names are ignored)."""
     parts = {part.strip().lower() for part in (expand or "").split(",")}
     return frozenset(parts & {"meters", "groups"})
-
-
-def _notify(uow: UnitOfWork, ctx: Context, event_type: str, feature: Feature) -> None:
-    record(
-        uow,
-        ctx,
-        event_type=event_type,
-        entity_type="feature",
-        entity_id=feature.id,
-        resource=feature.to_dict(),
-    )
 
 
 def _group_id(uow: UnitOfWork, group_id: str | None) -> str | None:
@@ -230,7 +207,7 @@ def create_feature(uow: UnitOfWork, ctx: Context, *, data: FeatureCreate) -> Fea
     if meter is not None:
         uow.meters.add(meter)
     uow.features.add(feature)
-    _notify(uow, ctx, "feature.created", feature)
+    notify(uow, ctx, "feature.created", feature)
     return feature
 
 
@@ -317,7 +294,7 @@ def update_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str, data: Feat
         return current
     updated = build(Feature, {**fields, **ctx.touch()}, check_feature)
     uow.features.update(updated)
-    _notify(uow, ctx, "feature.updated", updated)
+    notify(uow, ctx, "feature.updated", updated)
     return updated
 
 
@@ -333,7 +310,7 @@ def delete_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str) -> Feature
             details={"entitlement_id": entitlement.id},
         )
     archived = archive(uow.features, current, ctx)
-    _notify(uow, ctx, "feature.deleted", archived)
+    notify(uow, ctx, "feature.deleted", archived)
     return archived
 
 
@@ -356,7 +333,7 @@ def clone_feature(uow: UnitOfWork, ctx: Context, *, feature_id: str, data: Featu
         require_group(uow, source.group_id, GroupEntityType.FEATURE)
     clone = build(Feature, {**fields, **new_fields(ctx, "feat")}, check_feature)
     uow.features.add(clone)
-    _notify(uow, ctx, "feature.created", clone)
+    notify(uow, ctx, "feature.created", clone)
     return clone
 
 

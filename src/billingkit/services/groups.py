@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -23,9 +23,9 @@ from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.records import archive, build, get_live, new_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "GroupCreate",
@@ -68,22 +68,12 @@ class GroupCreate(InputModel):
 class GroupSearch(SearchRequest):
     """``name`` matches case-insensitively anywhere in the group's name."""
 
-    group_ids: list[str] | None = None
-    entity_type: GroupEntityType | None = None
-    lookup_key: str | None = None
-    name: str | None = None
+    kind: ClassVar[str] = "groups"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.group_ids:
-            out.append(Filter("id", Op.IN, self.group_ids))
-        if self.entity_type:
-            out.append(Filter("entity_type", Op.EQ, self.entity_type.value))
-        if self.lookup_key:
-            out.append(Filter("lookup_key", Op.EQ, self.lookup_key))
-        if self.name:
-            out.append(Filter("name", Op.CONTAINS, self.name))
-        return out
+    group_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    entity_type: Annotated[GroupEntityType | None, Searches("entity_type", Op.EQ)] = None
+    lookup_key: Annotated[str | None, Searches("lookup_key", Op.EQ)] = None
+    name: Annotated[str | None, Searches("name", Op.CONTAINS)] = None
 
 
 def require_group(
@@ -135,14 +125,7 @@ def _set_group(uow: UnitOfWork, ctx: Context, member: Feature | Price, group_id:
     updated = member.model_copy(update={"group_id": group_id, **ctx.touch()})
     if isinstance(updated, Feature):
         uow.features.update(updated)
-        record(
-            uow,
-            ctx,
-            event_type="feature.updated",
-            entity_type="feature",
-            entity_id=updated.id,
-            resource=updated.to_dict(),
-        )
+        notify(uow, ctx, "feature.updated", updated)
     else:
         uow.prices.update(updated)
 

@@ -9,6 +9,7 @@ charges); for a trialing one, the invoice at trial end; for a draft, its opening
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Annotated, ClassVar
 
 from billingkit.domain.access import Action
 from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus, InvoiceType, PaymentStatus
@@ -22,7 +23,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.invoicing import Charge, build_invoice, compute_invoices, load_snapshot
 from billingkit.services.records import get_live
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = ["InvoicePreview", "InvoiceSearch", "get_invoice", "preview_invoice", "search_invoices"]
 
@@ -31,46 +32,25 @@ LABEL = "invoice"
 
 
 class InvoiceSearch(SearchRequest):
+    kind: ClassVar[str] = "invoices"
     not_supported = frozenset({"subscription_customer_id"})  # a reference filter (refused when given)
-    invoice_ids: list[str] | None = None
-    customer_id: str | None = None
-    external_customer_id: str | None = None
-    subscription_id: str | None = None
-    invoice_type: InvoiceType | None = None
-    invoice_status: list[InvoiceStatus] | None = None
-    payment_status: list[PaymentStatus] | None = None
-    billing_reason: BillingReason | None = None
-    currency: CurrencyCode | None = None
-    period_start_gte: UtcDatetime | None = None
-    period_start_lte: UtcDatetime | None = None
-    period_end_gte: UtcDatetime | None = None
-    period_end_lte: UtcDatetime | None = None
-    amount_due_gt: DecimalText | None = None
-    amount_remaining_gt: DecimalText | None = None
-    skip_line_items: bool = False
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.invoice_ids:
-            out.append(Filter("id", Op.IN, self.invoice_ids))
-        for name in ("customer_id", "subscription_id", "invoice_type", "billing_reason", "currency"):
-            value = getattr(self, name)
-            if value:
-                out.append(Filter(name, Op.EQ, value))
-        for name in ("invoice_status", "payment_status"):
-            values = getattr(self, name)
-            if values:
-                out.append(Filter(name, Op.IN, [v.value for v in values]))
-        bounds = (
-            ("period_start", Op.GTE, self.period_start_gte),
-            ("period_start", Op.LTE, self.period_start_lte),
-            ("period_end", Op.GTE, self.period_end_gte),
-            ("period_end", Op.LTE, self.period_end_lte),
-            ("amount_due", Op.GT, self.amount_due_gt),
-            ("amount_remaining", Op.GT, self.amount_remaining_gt),
-        )
-        out += [Filter(name, op, value) for name, op, value in bounds if value is not None]
-        return out
+    invoice_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    customer_id: Annotated[str | None, Searches("customer_id", Op.EQ)] = None
+    external_customer_id: str | None = None
+    subscription_id: Annotated[str | None, Searches("subscription_id", Op.EQ)] = None
+    invoice_type: Annotated[InvoiceType | None, Searches("invoice_type", Op.EQ)] = None
+    invoice_status: Annotated[list[InvoiceStatus] | None, Searches("invoice_status", Op.IN)] = None
+    payment_status: Annotated[list[PaymentStatus] | None, Searches("payment_status", Op.IN)] = None
+    billing_reason: Annotated[BillingReason | None, Searches("billing_reason", Op.EQ)] = None
+    currency: Annotated[CurrencyCode | None, Searches("currency", Op.EQ)] = None
+    period_start_gte: Annotated[UtcDatetime | None, Searches("period_start", Op.GTE)] = None
+    period_start_lte: Annotated[UtcDatetime | None, Searches("period_start", Op.LTE)] = None
+    period_end_gte: Annotated[UtcDatetime | None, Searches("period_end", Op.GTE)] = None
+    period_end_lte: Annotated[UtcDatetime | None, Searches("period_end", Op.LTE)] = None
+    amount_due_gt: Annotated[DecimalText | None, Searches("amount_due", Op.GT)] = None
+    amount_remaining_gt: Annotated[DecimalText | None, Searches("amount_remaining", Op.GT)] = None
+    skip_line_items: bool = False
 
 
 class InvoicePreview(InputModel):

@@ -27,6 +27,7 @@ from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.commitments import SubscriptionCommitment
 from billingkit.domain.customers import Customer
+from billingkit.domain.event_types import invoice_payload
 from billingkit.domain.invoice_lines import ARREAR, LineItemInput
 from billingkit.domain.invoices import (
     BillingReason,
@@ -384,11 +385,6 @@ def build_invoice(
     )
 
 
-def invoice_payload(invoice: Invoice) -> dict[str, Any]:
-    """The invoice as webhook payloads carry it (the wire form without the computation traces)."""
-    return invoice.to_dict(traces=False)
-
-
 def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
     """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
     taken from the environment's monthly counter for all of them), ``finalized_at`` and
@@ -418,14 +414,9 @@ def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) 
 def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
     """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
     (not stored yet)."""
-    return notifications.event(
-        ctx,
-        event_type="invoice.update"
-        if invoice.invoice_status is InvoiceStatus.SKIPPED
-        else "invoice.update.finalized",
-        entity_type="invoice",
-        entity_id=invoice.id,
-        resource=invoice_payload(invoice),
+    skipped = invoice.invoice_status is InvoiceStatus.SKIPPED
+    return notifications.notification(
+        ctx, "invoice.update" if skipped else "invoice.update.finalized", invoice
     )
 
 

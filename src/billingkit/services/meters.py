@@ -10,7 +10,7 @@ removed. A meter used by a live feature or a live price cannot be deleted.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -23,7 +23,7 @@ from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import archive, build, get_live, new_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "AggregationInput",
@@ -93,16 +93,10 @@ class MeterUpdate(InputModel):
 
 
 class MeterSearch(SearchRequest):
-    meter_ids: list[str] | None = None
-    event_name: str | None = None
+    kind: ClassVar[str] = "meters"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.meter_ids:
-            out.append(Filter("id", Op.IN, self.meter_ids))
-        if self.event_name:
-            out.append(Filter("event_name", Op.EQ, self.event_name))
-        return out
+    meter_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    event_name: Annotated[str | None, Searches("event_name", Op.EQ)] = None
 
 
 def _unique(values: Sequence[str]) -> tuple[str, ...]:

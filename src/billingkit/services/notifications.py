@@ -1,16 +1,36 @@
-"""Recording notification events in the caller's unit of work (delivery is a separate concern)."""
+"""Recording notification events in the caller's unit of work (delivery is a separate concern).
+
+Every event type comes from the catalogue (:data:`billingkit.domain.event_types.EVENT_TYPES`):
+:func:`notify` and :func:`notification` build the payload with the type's own builder;
+:func:`event` and :func:`record` take a resource built by the caller and check that the type is
+declared and the resource sits under the type's key. A type the catalogue does not declare
+cannot be recorded.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from billingkit.domain.access import Action
+from billingkit.domain.event_types import EVENT_TYPES, EventType
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
+from billingkit.errors import InternalError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 
-__all__ = ["event", "list_notifications", "record", "record_many"]
+__all__ = ["event", "list_notifications", "notification", "notify", "record", "record_many"]
+
+
+def _declared(event_type: str, entity_type: str | None = None) -> EventType:
+    """The catalogue's ``event_type``; ``InternalError`` (a bug, not a bad request) when it is not
+    declared, or its resource key is not ``entity_type``."""
+    declared = EVENT_TYPES.get(event_type)
+    if declared is None:
+        raise InternalError(f"event type {event_type!r} is not in the catalogue (domain.event_types)")
+    if entity_type is not None and declared.resource != entity_type:
+        raise InternalError(f"{event_type} carries a {declared.resource!r}, not a {entity_type!r}")
+    return declared
 
 
 def event(
@@ -18,6 +38,7 @@ def event(
 ) -> NotificationEvent:
     """The notification ``{"event_type": ..., "<entity_type>": resource}`` (not stored yet: see
     :func:`record_many`). Ids grow in the order events are made, which is their delivery order."""
+    _declared(event_type, entity_type)
     return NotificationEvent(
         id=ctx.ids.new("sys_event"),
         event_type=event_type,
@@ -28,10 +49,30 @@ def event(
     )
 
 
+def notification(ctx: Context, event_type: str, subject: Any, *context: Any) -> NotificationEvent:
+    """The notification ``event_type`` about ``subject`` (not stored yet), its resource built by
+    the catalogue's builder from ``subject`` and ``context`` (e.g. a subscription's customer)."""
+    declared = _declared(event_type)
+    if declared.build is None or declared.resource is None:
+        raise InternalError(f"billingkit cannot build the payload of {event_type} yet")
+    resource = declared.build(subject, *context)
+    return event(
+        ctx, event_type=event_type, entity_type=declared.resource, entity_id=resource["id"], resource=resource
+    )
+
+
 def record_many(uow: UnitOfWork, ctx: Context, events: list[NotificationEvent]) -> None:
     """Store ``events`` (one insert) for delivery after commit, in their order."""
     uow.notifications.add_many(events)
     ctx.recorded.extend(events)
+
+
+def notify(uow: UnitOfWork, ctx: Context, event_type: str, subject: Any, *context: Any) -> NotificationEvent:
+    """Store :func:`notification` ``(ctx, event_type, subject, *context)`` for delivery after commit."""
+    made = notification(ctx, event_type, subject, *context)
+    uow.notifications.add(made)
+    ctx.recorded.append(made)
+    return made
 
 
 def record(

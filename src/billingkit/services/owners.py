@@ -35,7 +35,7 @@ from billingkit.services.entitlements import (
     copy_entitlement,
     entitlements_of,
 )
-from billingkit.services.notifications import record
+from billingkit.services.notifications import notify
 from billingkit.services.prices import PriceInput, add_owned_price, copy_price, prices_of
 
 __all__ = [
@@ -169,14 +169,7 @@ def archive_items(uow: UnitOfWork, ctx: Context, kind: OwnerKind, owner_id: str)
     for entitlement in entitlements_of(uow, kind.entitlement, owner_id):
         archived = _archived(entitlement, ctx)
         uow.entitlements.update(archived)
-        record(
-            uow,
-            ctx,
-            event_type="entitlement.deleted",
-            entity_type="entitlement",
-            entity_id=archived.id,
-            resource=archived.to_dict(),
-        )
+        notify(uow, ctx, "entitlement.deleted", archived)
     for grant in credit_grants_of(uow, kind.credit_grant, owner_id):
         uow.credit_grants.update(_archived(grant, ctx))
 

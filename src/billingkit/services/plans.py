@@ -8,14 +8,14 @@ items under a new name and lookup key.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import CreditGrant, Entitlement, Plan, PlanDetail
 from billingkit.domain.input_rules import validate_naming_items
-from billingkit.domain.queries import Filter, Op, Page
+from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import Description, InputModel, Int32, Key, Metadata, Name
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
@@ -42,7 +42,7 @@ from billingkit.services.records import (
     new_fields,
     update_fields,
 )
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "PlanClone",
@@ -103,19 +103,11 @@ class PlanClone(InputModel):
 
 
 class PlanSearch(SearchRequest):
-    plan_ids: list[str] | None = None
-    lookup_key: str | None = None
-    metadata: dict[str, str] | None = None
+    kind: ClassVar[str] = "plans"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.plan_ids:
-            out.append(Filter("id", Op.IN, self.plan_ids))
-        if self.lookup_key:
-            out.append(Filter("lookup_key", Op.EQ, self.lookup_key))
-        for key, value in (self.metadata or {}).items():
-            out.append(Filter(f"metadata.{key}", Op.EQ, value))
-        return out
+    plan_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    lookup_key: Annotated[str | None, Searches("lookup_key", Op.EQ)] = None
+    metadata: Annotated[dict[str, str] | None, Searches("metadata", Op.EQ)] = None
 
 
 def create_plan(uow: UnitOfWork, ctx: Context, *, data: PlanCreate) -> PlanDetail:

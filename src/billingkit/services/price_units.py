@@ -9,7 +9,7 @@ be deleted while a live price uses it.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -22,7 +22,7 @@ from billingkit.errors import InvalidOperation, NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "PriceUnitCreate",
@@ -61,16 +61,10 @@ class PriceUnitUpdate(PartialUpdate):
 
 
 class PriceUnitSearch(SearchRequest):
-    price_unit_ids: list[str] | None = None
-    codes: list[str] | None = None
+    kind: ClassVar[str] = "price_units"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.price_unit_ids:
-            out.append(Filter("id", Op.IN, self.price_unit_ids))
-        if self.codes:
-            out.append(Filter("code", Op.IN, self.codes))
-        return out
+    price_unit_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    codes: Annotated[list[str] | None, Searches("code", Op.IN)] = None
 
 
 def check_price_unit(unit: PriceUnit) -> None:

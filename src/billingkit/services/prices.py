@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, Field, ModelWrapValidatorHandler, model_validator
 
@@ -96,7 +96,7 @@ from billingkit.services.records import (
     new_fields,
     update_fields,
 )
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "DEFAULT_GET_EXPAND",
@@ -299,38 +299,26 @@ class PriceSearch(SearchRequest):
     """The reference's ``PriceFilter``. Prices ended at or before now are left out unless
     ``allow_expired_prices``."""
 
+    kind: ClassVar[str] = "prices"
     not_supported = frozenset({"start_date_lt"})
-    price_ids: list[str] | None = None
-    plan_ids: list[str] | None = None
-    subscription_id: str | None = None
-    entity_type: PriceEntityType | None = None
-    entity_ids: list[str] | None = None
-    meter_ids: list[str] | None = None
-    billing_periods: list[BillingPeriod] | None = None
-    parent_price_id: str | None = None
-    allow_expired_prices: bool = False
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.price_ids:
-            out.append(Filter("id", Op.IN, self.price_ids))
-        if self.plan_ids:
-            out.append(Filter("entity_type", Op.EQ, PriceEntityType.PLAN.value))
-            out.append(Filter("entity_id", Op.IN, self.plan_ids))
-        if self.subscription_id:
-            out.append(Filter("entity_type", Op.EQ, PriceEntityType.SUBSCRIPTION.value))
-            out.append(Filter("entity_id", Op.EQ, self.subscription_id))
-        if self.entity_type:
-            out.append(Filter("entity_type", Op.EQ, self.entity_type.value))
-        if self.entity_ids:
-            out.append(Filter("entity_id", Op.IN, self.entity_ids))
-        if self.meter_ids:
-            out.append(Filter("meter_id", Op.IN, self.meter_ids))
-        if self.billing_periods:
-            out.append(Filter("billing_period", Op.IN, [p.value for p in self.billing_periods]))
-        if self.parent_price_id:
-            out.append(Filter("parent_price_id", Op.EQ, self.parent_price_id))
-        return out
+    price_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    plan_ids: Annotated[
+        list[str] | None,
+        Searches("entity_type", Op.EQ, value=PriceEntityType.PLAN),
+        Searches("entity_id", Op.IN),
+    ] = None
+    subscription_id: Annotated[
+        str | None,
+        Searches("entity_type", Op.EQ, value=PriceEntityType.SUBSCRIPTION),
+        Searches("entity_id", Op.EQ),
+    ] = None
+    entity_type: Annotated[PriceEntityType | None, Searches("entity_type", Op.EQ)] = None
+    entity_ids: Annotated[list[str] | None, Searches("entity_id", Op.IN)] = None
+    meter_ids: Annotated[list[str] | None, Searches("meter_id", Op.IN)] = None
+    billing_periods: Annotated[list[BillingPeriod] | None, Searches("billing_period", Op.IN)] = None
+    parent_price_id: Annotated[str | None, Searches("parent_price_id", Op.EQ)] = None
+    allow_expired_prices: bool = False
 
 
 def _check_owner(uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str) -> None:

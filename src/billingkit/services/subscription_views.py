@@ -1,17 +1,17 @@
-"""How a subscription is shown: the v2 read (:class:`SubscriptionV2`) and the ``subscription``
-object of subscription webhook payloads (:func:`subscription_payload`)."""
+"""How a subscription is shown: the v2 read (:class:`SubscriptionV2`). The ``subscription``
+object of subscription webhook payloads (:func:`subscription_payload`) is built beside the
+event-type catalogue, in :mod:`billingkit.domain.event_types`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from billingkit.domain.customers import Customer
+from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.subscriptions import Subscription
 
 __all__ = ["V2_EXPANSIONS", "SubscriptionV2", "subscription_payload"]
 
-_ADDRESS = tuple(f"address_{part}" for part in ("line1", "line2", "city", "state", "postal_code", "country"))
 V2_EXPANSIONS = frozenset({"coupon_associations", "credit_grants", "subscription_line_items", "phases"})
 
 
@@ -32,42 +32,3 @@ class SubscriptionV2:
             if name in self.expand:
                 data[name] = []
         return data
-
-
-def subscription_payload(sub: Subscription, customer: Customer | None) -> dict[str, Any]:
-    """The ``subscription`` object of subscription webhook payloads (the spec's field list)."""
-    data = sub.to_dict(line_items=False)
-    keep = [
-        "id",
-        "lookup_key",
-        "plan_id",
-        "customer_id",
-        "parent_subscription_id",
-        "subscription_status",
-        "subscription_type",
-        "pause_status",
-        "billing_cadence",
-        "billing_period",
-        "billing_period_count",
-        "currency",
-        "start_date",
-        "end_date",
-        "current_period_start",
-        "current_period_end",
-        "cancel_at",
-        "cancel_at_period_end",
-        "cancelled_at",
-        "trial_start",
-        "trial_end",
-        "metadata",
-    ]
-    payload = {name: data[name] for name in keep}
-    if customer is not None:
-        whole = customer.model_dump(mode="json")
-        payload["customer"] = {
-            name: whole.get(name)
-            for name in ("id", "external_id", "name", "email", "timezone", "metadata", *_ADDRESS)
-        }
-    else:
-        payload["customer"] = None
-    return payload

@@ -27,7 +27,7 @@ The status, trial and period rules themselves are pure functions in
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import Field, model_validator
 
@@ -73,7 +73,7 @@ from billingkit.services.context import Context
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import NotSupported, Searches, SearchRequest
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -253,6 +253,7 @@ class SubscriptionActivate(InputModel):
 
 
 class SubscriptionSearch(SearchRequest):
+    kind: ClassVar[str] = "subscriptions"
     # Reference filters we lack are refused when given; there are no coupon associations to load.
     not_supported = frozenset(
         {
@@ -263,37 +264,20 @@ class SubscriptionSearch(SearchRequest):
         }
     )
     ignored = frozenset({"with_coupon_associations"})
-    subscription_ids: list[str] | None = None
-    customer_id: str | None = None
-    customer_ids: list[str] | None = None
-    external_customer_id: str | None = None
-    plan_id: str | None = None
-    subscription_status: list[SubscriptionStatus] | None = None
-    billing_period: list[BillingPeriod] | None = None
-    billing_cadence: list[BillingCadence] | None = None
-    subscription_type: list[SubscriptionType] | None = None
-    active_at: UtcDatetime | None = None
-    with_line_items: bool = True
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.subscription_ids:
-            out.append(Filter("id", Op.IN, self.subscription_ids))
-        if self.customer_id:
-            out.append(Filter("customer_id", Op.EQ, self.customer_id))
-        if self.customer_ids:
-            out.append(Filter("customer_id", Op.IN, self.customer_ids))
-        if self.plan_id:
-            out.append(Filter("plan_id", Op.EQ, self.plan_id))
-        for name in ("subscription_status", "billing_period", "billing_cadence", "subscription_type"):
-            values = getattr(self, name)
-            if values:
-                out.append(Filter(name, Op.IN, [v.value for v in values]))
-        if self.active_at is not None:
-            raise ValidationError(
-                "active_at is not supported by this version of billingkit", field="active_at"
-            )
-        return out
+    subscription_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    customer_id: Annotated[str | None, Searches("customer_id", Op.EQ)] = None
+    customer_ids: Annotated[list[str] | None, Searches("customer_id", Op.IN)] = None
+    external_customer_id: str | None = None
+    plan_id: Annotated[str | None, Searches("plan_id", Op.EQ)] = None
+    subscription_status: Annotated[
+        list[SubscriptionStatus] | None, Searches("subscription_status", Op.IN)
+    ] = None
+    billing_period: Annotated[list[BillingPeriod] | None, Searches("billing_period", Op.IN)] = None
+    billing_cadence: Annotated[list[BillingCadence] | None, Searches("billing_cadence", Op.IN)] = None
+    subscription_type: Annotated[list[SubscriptionType] | None, Searches("subscription_type", Op.IN)] = None
+    active_at: Annotated[UtcDatetime | None, NotSupported()] = None
+    with_line_items: bool = True
 
 
 def create_subscription(
@@ -363,14 +347,7 @@ def create_subscription(
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)
     event = "subscription.draft.created" if draft else "subscription.created"
-    notifications.record(
-        uow,
-        ctx,
-        event_type=event,
-        entity_type="subscription",
-        entity_id=sub.id,
-        resource=subscription_payload(sub, customer),
-    )
+    notifications.notify(uow, ctx, event, sub, customer)
     return sub
 
 
@@ -393,14 +370,8 @@ def activate_subscription(
     activated = activated.model_copy(update=ctx.touch())
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
-    notifications.record(
-        uow,
-        ctx,
-        event_type="subscription.activated",
-        entity_type="subscription",
-        entity_id=activated.id,
-        resource=subscription_payload(activated, uow.customers.find(activated.customer_id)),
-    )
+    customer = uow.customers.find(activated.customer_id)
+    notifications.notify(uow, ctx, "subscription.activated", activated, customer)
     return activated
 
 

@@ -8,18 +8,18 @@ already taxed at a rate must stay explainable), so a different rate is a new tax
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import TaxRate, TaxRateScope, TaxRateStatus, TaxRateType, check_tax_rate
-from billingkit.domain.queries import Filter, Op, Page
+from billingkit.domain.queries import Op, Page
 from billingkit.domain.validation import DecimalText, Description, InputModel, Metadata, Name, NonEmptyStr
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import PartialUpdate, archive, build, get_live, new_fields, update_fields
-from billingkit.services.search import SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "TaxRateCreate",
@@ -59,22 +59,12 @@ class TaxRateUpdate(PartialUpdate):
 
 
 class TaxRateSearch(SearchRequest):
-    tax_rate_ids: list[str] | None = None
-    tax_rate_codes: list[str] | None = None
-    scope: TaxRateScope | None = None
-    tax_rate_status: TaxRateStatus | None = None
+    kind: ClassVar[str] = "tax_rates"
 
-    def extra_filters(self) -> list[Filter]:
-        out: list[Filter] = []
-        if self.tax_rate_ids:
-            out.append(Filter("id", Op.IN, self.tax_rate_ids))
-        if self.tax_rate_codes:
-            out.append(Filter("code", Op.IN, self.tax_rate_codes))
-        if self.scope:
-            out.append(Filter("scope", Op.EQ, self.scope.value))
-        if self.tax_rate_status:
-            out.append(Filter("tax_rate_status", Op.EQ, self.tax_rate_status.value))
-        return out
+    tax_rate_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
+    tax_rate_codes: Annotated[list[str] | None, Searches("code", Op.IN)] = None
+    scope: Annotated[TaxRateScope | None, Searches("scope", Op.EQ)] = None
+    tax_rate_status: Annotated[TaxRateStatus | None, Searches("tax_rate_status", Op.EQ)] = None
 
 
 def create_tax_rate(uow: UnitOfWork, ctx: Context, *, data: TaxRateCreate) -> TaxRate:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
-from enum import Enum
 from typing import Any, TypeVar
 
 from billingkit.domain.resources import Record
@@ -12,14 +11,11 @@ from billingkit.domain.usage import EXACT
 from billingkit.errors import ValidationError
 from billingkit.storage.ledgers import check_sum, refuse_change
 from billingkit.storage.memory.repository import MemoryRepository
+from billingkit.storage.records import plain_value
 
 T = TypeVar("T", bound=Record)
 
 __all__ = ["MemoryLedger"]
-
-
-def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, Enum) else value
 
 
 class MemoryLedger(MemoryRepository[T]):
@@ -41,9 +37,9 @@ class MemoryLedger(MemoryRepository[T]):
         return []
 
     def _matching(self, equals: dict[str, Any]) -> Iterator[T]:
-        wanted = {name: _plain(value) for name, value in equals.items()}
+        wanted = {name: plain_value(value) for name, value in equals.items()}
         for item in self._scoped():
-            if all(_plain(getattr(item, name)) == value for name, value in wanted.items()):
+            if all(plain_value(getattr(item, name)) == value for name, value in wanted.items()):
                 yield item
 
     def sum(self, field: str, /, **equals: Any) -> Decimal:
@@ -59,7 +55,7 @@ class MemoryLedger(MemoryRepository[T]):
         check_sum(self._kind, field, group_by, equals)
         totals: dict[str | None, Decimal] = {}
         for item in self._matching(equals):
-            key = _plain(getattr(item, group_by))
+            key = plain_value(getattr(item, group_by))
             value = getattr(item, field)
             current = totals.get(key, Decimal(0))
             totals[key] = current if value is None else EXACT.add(current, value)

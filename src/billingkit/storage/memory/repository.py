@@ -4,56 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from datetime import datetime
-from decimal import Decimal
-from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from billingkit.domain.queries import Filter, ListQuery, Op, Page
+from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
+from billingkit.storage.records import changed_fields, check_fields, field_value, matches, plain_value
 
 T = TypeVar("T", bound=Record)
 Row = dict[str, Record]
-
-
-def field_value(item: Record, name: str) -> Any:
-    """Attribute ``name`` of ``item``, or a metadata value for ``metadata.<key>``."""
-    if name.startswith("metadata."):
-        metadata = getattr(item, "metadata", None) or {}
-        return metadata.get(name.removeprefix("metadata."))
-    return getattr(item, name)
-
-
-def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, Enum) else value
-
-
-def matches(item: Record, flt: Filter) -> bool:
-    value = _plain(field_value(item, flt.field))
-    target = flt.value
-    if flt.op in (Op.IN, Op.NOT_IN):
-        options = {_plain(v) for v in target}
-        return (value in options) == (flt.op is Op.IN)
-    if flt.op is Op.EQ:
-        return bool(value == _plain(target))
-    if flt.op is Op.NE:
-        return bool(value != _plain(target))
-    if flt.op in (Op.CONTAINS, Op.NOT_CONTAINS):
-        found = value is not None and str(target).lower() in str(value).lower()
-        return found == (flt.op is Op.CONTAINS)
-    if value is None:
-        return False
-    if flt.op in (Op.GT, Op.AFTER):
-        return bool(value > target)
-    if flt.op is Op.GTE:
-        return bool(value >= target)
-    if flt.op in (Op.LT, Op.BEFORE):
-        return bool(value < target)
-    if flt.op is Op.LTE:
-        return bool(value <= target)
-    raise ValidationError(f"unsupported operator {flt.op}", field="filters")  # pragma: no cover
 
 
 class _NullsFirst:
@@ -73,24 +33,7 @@ class _NullsFirst:
 
 
 def sort_key(name: str) -> Callable[[Record], _NullsFirst]:
-    return lambda item: _NullsFirst(_plain(field_value(item, name)))
-
-
-def changed_fields(before: Record, after: Record) -> list[str]:
-    """The model fields whose values differ between two versions of one resource."""
-    old = before.__dict__  # a model's fields live in its __dict__: no attribute lookups
-    return [name for name, value in after.__dict__.items() if old[name] != value]
-
-
-def check_fields(kind: Kind, names: Iterable[str], *, field: str) -> None:
-    known = kind.model.model_fields
-    for name in names:
-        base = name.split(".", 1)[0]
-        if base not in known or (name != base and base != "metadata"):
-            raise ValidationError(f"unknown field {name!r} for {kind.label}", field=field)
-
-
-Comparable = str | int | Decimal | datetime
+    return lambda item: _NullsFirst(plain_value(field_value(item, name)))
 
 
 class MemoryRepository(Generic[T]):
@@ -157,7 +100,7 @@ class MemoryRepository(Generic[T]):
         for item in self._scoped():
             if not include_archived and item.status is not Status.PUBLISHED:
                 continue
-            if all(_plain(field_value(item, k)) == _plain(v) for k, v in equals.items()):
+            if all(plain_value(field_value(item, k)) == plain_value(v) for k, v in equals.items()):
                 return item
         return None
 
@@ -167,7 +110,7 @@ class MemoryRepository(Generic[T]):
         for number, rule in enumerate(self._kind.unique):
             if rule.live_only and item.status is not Status.PUBLISHED:
                 continue
-            values = tuple(_plain(getattr(item, f)) for f in rule.fields)
+            values = tuple(plain_value(getattr(item, f)) for f in rule.fields)
             if any(v is None for v in values):
                 continue
             scope = (getattr(item, "tenant_id", None), getattr(item, "environment_id", None))
@@ -183,7 +126,7 @@ class MemoryRepository(Generic[T]):
             holder = self._rows.get(holder_id)
             if holder is None or (rule.live_only and holder.status is not Status.PUBLISHED):
                 continue
-            if tuple(_plain(getattr(holder, f)) for f in rule.fields) != values:
+            if tuple(plain_value(getattr(holder, f)) for f in rule.fields) != values:
                 continue
             shown = ", ".join(f"{f}={v!r}" for f, v in zip(rule.fields, values, strict=True))
             raise AlreadyExists(

@@ -17,7 +17,7 @@ from typing import Any
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import InvalidOperation, ValidationError
-from billingkit.storage.kinds import KINDS, RepositoryAttributes, check_count, due_field
+from billingkit.storage.kinds import KINDS, check_count, due_field
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
 from billingkit.storage.memory.ledger import MemoryLedger
 from billingkit.storage.memory.repository import MemoryRepository, Row
@@ -51,7 +51,10 @@ class MemoryStorage:
         return f"MemoryStorage({sum(len(r) for r in self._rows.values())} rows)"
 
 
-class MemoryUnitOfWork(RepositoryAttributes):
+class MemoryUnitOfWork:
+    """The memory store's :class:`~billingkit.ports.UnitOfWork`; its repositories (the
+    attributes :class:`~billingkit.ports.Repositories` declares) are made on first access."""
+
     def __init__(self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None) -> None:
         self._storage = storage
         self._scope = (tenant_id, environment_id)

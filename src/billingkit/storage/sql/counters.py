@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, Dialect
 
 from billingkit.errors import ValidationError
 from billingkit.storage.kinds import check_count
-from billingkit.storage.sql.tables import counters
+from billingkit.storage.sql.mapping import placeholder
 
 __all__ = ["SqlCounterStore"]
 
@@ -28,15 +24,17 @@ class SqlCounterStore:
 
     def next(self, name: str, *, count: int = 1) -> int:
         check_count(count)
-        tenant_id, environment_id = self._scope
-        insert: Any = pg_insert if self._conn.dialect.name == "postgresql" else sqlite_insert
-        stmt = (
-            insert(counters)
-            .values(tenant_id=tenant_id, environment_id=environment_id, name=name, value=count)
-            .on_conflict_do_update(
-                index_elements=["tenant_id", "environment_id", "name"],
-                set_={"value": counters.c.value + count},
-            )
-            .returning(counters.c.value)
-        )
-        return int(self._conn.execute(stmt).scalar_one()) - count + 1
+        sql = _advance_sql(self._conn.dialect)
+        value = self._conn.exec_driver_sql(sql, (*self._scope, name, count, count)).scalar_one()
+        return int(value) - count + 1
+
+
+def _advance_sql(dialect: Dialect) -> str:
+    """The upsert that takes ``count`` numbers of one counter (SQLite and PostgreSQL alike)."""
+    mark = placeholder(dialect)
+    marks = ", ".join(mark for _ in range(4))
+    return (
+        f"INSERT INTO counters (tenant_id, environment_id, name, value) VALUES ({marks}) "
+        f"ON CONFLICT (tenant_id, environment_id, name) DO UPDATE SET value = counters.value + {mark} "
+        "RETURNING value"
+    )

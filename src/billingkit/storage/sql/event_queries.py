@@ -18,121 +18,114 @@ and ``COUNT(*)`` over the same filters without keyset or paging (``total_count``
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    String,
-    and_,
-    bindparam,
-    func,
-    select,
-    text,
-    tuple_,
-)
+from sqlalchemy import Connection, text
 
 from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.usage import UsageEvent
 from billingkit.storage.sql.json_props import Fragment, json_text
+from billingkit.storage.sql.mapping import column_decoder
 from billingkit.storage.sql.tables import events
-from billingkit.storage.sql.types import UtcDateTime
+from billingkit.storage.sql.types import sqlite_time
 
-__all__ = ["query_events"]
+__all__ = ["EVENT_COLUMNS", "query_events", "usage_event"]
 
+#: The columns a stored event is read back from, in the order statements select them.
+EVENT_COLUMNS = (
+    "id",
+    "event_name",
+    "external_customer_id",
+    "customer_id",
+    "timestamp",
+    "source",
+    "properties",
+)
 _PROPERTIES = "events.properties"
 
 
-def _conditions(dialect: str, scope: tuple[str | None, str | None], query: EventFilter) -> list[Any]:
+def usage_event(values: dict[str, Any]) -> UsageEvent:
+    """The event of one decoded row of :data:`EVENT_COLUMNS`."""
+    return UsageEvent(
+        event_id=values["id"],
+        event_name=values["event_name"],
+        external_customer_id=values["external_customer_id"],
+        timestamp=values["timestamp"],
+        properties=values["properties"],
+        customer_id=values["customer_id"],
+        source=values["source"],
+    )
+
+
+def _instant(dialect: str, instant: datetime, sql: Fragment) -> str:
+    """A bound instant in its stored form (fixed-width UTC text on SQLite)."""
+    return sql.bind(sqlite_time(instant) if dialect == "sqlite" else instant)
+
+
+def _conditions(
+    dialect: str, scope: tuple[str | None, str | None], query: EventFilter, sql: Fragment
+) -> list[str]:
     tenant, environment = scope
-    c = events.c
-    conditions: list[Any] = [
-        c.tenant_id == tenant,
-        c.environment_id == environment,
-        c.timestamp >= query.start,
-        c.timestamp < query.end,
+    conditions = [
+        f"events.tenant_id = {sql.bind(tenant)}",
+        f"events.environment_id = {sql.bind(environment)}",
+        f"events.timestamp >= {_instant(dialect, query.start, sql)}",
+        f"events.timestamp < {_instant(dialect, query.end, sql)}",
     ]
-    if query.external_customer_id is not None:
-        conditions.append(c.external_customer_id == query.external_customer_id)
-    if query.event_name is not None:
-        conditions.append(c.event_name == query.event_name)
-    if query.event_id is not None:
-        conditions.append(c.id == query.event_id)
-    if query.source is not None:
-        conditions.append(c.source == query.source)
-    if query.property_filters:
-        sql = Fragment()
-        parts = []
-        for f in query.property_filters:
-            prop = json_text(dialect, _PROPERTIES, f.key, sql)
-            parts.append(f"{prop} IN ({', '.join(sql.bind(v) for v in f.values)})")
-        conditions.append(text(" AND ".join(parts)).bindparams(**sql.params))
+    for column, value in (
+        ("external_customer_id", query.external_customer_id),
+        ("event_name", query.event_name),
+        ("id", query.event_id),
+        ("source", query.source),
+    ):
+        if value is not None:
+            conditions.append(f"events.{column} = {sql.bind(value)}")
+    for f in query.property_filters:
+        prop = json_text(dialect, _PROPERTIES, f.key, sql)
+        conditions.append(f"{prop} IN ({', '.join(sql.bind(v) for v in f.values)})")
     return conditions
 
 
-def _keyset(
-    key: tuple[Any, str], newer: bool, ts: ColumnElement[Any], eid: ColumnElement[Any]
-) -> ColumnElement[bool]:
+def _keyset(dialect: str, key: tuple[datetime, str], newer: bool, event_id: str, sql: Fragment) -> str:
     """Rows strictly after ``key`` in ``(timestamp, id)`` order when ``newer``, else before it."""
-    at = bindparam(None, key[0], type_=UtcDateTime())
-    event_id = bindparam(None, key[1], type_=String())
-    row = tuple_(ts, eid)
-    bound = tuple_(at, event_id)
+    at = _instant(dialect, key[0], sql)
+    bound = f"({at}, {sql.bind(key[1])})"
     if newer:
-        return and_(ts >= at, row > bound)
-    return and_(ts <= at, row < bound)
-
-
-def _event(row: Any) -> UsageEvent:
-    return UsageEvent(
-        event_id=row.id,
-        event_name=row.event_name,
-        external_customer_id=row.external_customer_id,
-        timestamp=row.timestamp,
-        properties=row.properties,
-        customer_id=row.customer_id,
-        source=row.source,
-    )
+        return f"events.timestamp >= {at} AND (events.timestamp, {event_id}) > {bound}"
+    return f"events.timestamp <= {at} AND (events.timestamp, {event_id}) < {bound}"
 
 
 def query_events(conn: Connection, scope: tuple[str | None, str | None], query: EventFilter) -> EventPage:
     """The page ``query`` selects from the events of ``scope`` (tenant, environment), equal to
     ``filter_events(<the scope's events>, query)``."""
     dialect = conn.dialect.name
-    pg = dialect == "postgresql"
-    c = events.c
-    ts: ColumnElement[Any] = c.timestamp
-    eid: ColumnElement[Any] = c.id.collate("C") if pg else c.id
-    name: ColumnElement[Any] = c.event_name.collate("C") if pg else c.event_name
-    conditions = _conditions(dialect, scope, query)
-    total = conn.execute(select(func.count()).select_from(events).where(*conditions)).scalar_one()
+    collate = ' COLLATE "C"' if dialect == "postgresql" else ""
+    event_id, name = f"events.id{collate}", f"events.event_name{collate}"
+    sql = Fragment()
+    conditions = _conditions(dialect, scope, query, sql)
+    count = f"SELECT count(*) FROM events WHERE {' AND '.join(conditions)}"
+    total = conn.execute(text(count), dict(sql.params)).scalar_one()
 
     # The direction rows are read in: the listing order, or its opposite when walking back from
     # a ``before`` key (the page is reversed into listing order at the end).
     backwards = query.before is not None
     descending = query.descending != backwards
     keyset = query.after if query.after is not None else query.before
-    page_conditions = list(conditions)
     if keyset is not None:
-        page_conditions.append(_keyset(keyset, not descending, ts, eid))
-    order = [name, ts, eid] if query.sort == "event_name" else [ts, eid]
-    stmt = (
-        select(
-            c.id,
-            c.event_name,
-            c.external_customer_id,
-            c.customer_id,
-            c.timestamp,
-            c.source,
-            c.properties,
-        )
-        .where(*page_conditions)
-        .order_by(*(col.desc() if descending else col.asc() for col in order))
-        .limit(query.limit + 1)
-        .offset(query.offset)
+        conditions.append(_keyset(dialect, keyset, not descending, event_id, sql))
+    order = (
+        [name, "events.timestamp", event_id] if query.sort == "event_name" else ["events.timestamp", event_id]
     )
-    rows = conn.execute(stmt).all()
-    page = [_event(row) for row in rows[: query.limit]]
+    direction = " DESC" if descending else " ASC"
+    decoder = column_decoder(events, conn.dialect, EVENT_COLUMNS)
+    page_sql = decoder.select_sql(
+        " AND ".join(conditions),
+        f"ORDER BY {', '.join(column + direction for column in order)} "
+        f"LIMIT {sql.bind(query.limit + 1)} OFFSET {sql.bind(query.offset)}",
+    )
+    rows = decoder.values(conn.execute(text(page_sql), sql.params).fetchall())
+    page = [usage_event(row) for row in rows[: query.limit]]
     if backwards:
         page.reverse()
     return EventPage(tuple(page), len(rows) > query.limit, total)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, Insert, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection
 
 from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.usage import UsageEvent
-from billingkit.storage.sql.event_queries import query_events
+from billingkit.storage.sql.event_queries import EVENT_COLUMNS, query_events, usage_event
+from billingkit.storage.sql.mapping import column_decoder, placeholder
 from billingkit.storage.sql.tables import events
 from billingkit.storage.sql.types import sqlite_time
 
@@ -37,25 +37,19 @@ _COLUMNS = (
 _ROWS_PER_STATEMENT = 1000
 
 
-def _insert(dialect: str) -> Insert:
-    module = postgresql if dialect == "postgresql" else sqlite
-    stmt = module.insert(events).on_conflict_do_nothing(index_elements=["tenant_id", "environment_id", "id"])
-    return stmt.returning(events.c.id)  # type: ignore[no-any-return]
-
-
 @lru_cache(maxsize=64)
-def _insert_sql(numbered: bool, rows: int) -> str:
-    """``INSERT ... VALUES (...) x rows ON CONFLICT DO NOTHING RETURNING id`` with ``?``
-    placeholders (sqlite3), or ``$n`` ones (psycopg's RawCursor: the statement goes to the
-    server as it is, and is prepared there after a few uses)."""
+def _insert_sql(mark: str | None, rows: int) -> str:
+    """``INSERT ... VALUES (...) x rows ON CONFLICT DO NOTHING RETURNING id`` with the driver's
+    ``mark`` placeholders, or with ``$n`` ones when ``mark`` is ``None`` (psycopg's RawCursor:
+    the statement goes to the server as it is, and is prepared there after a few uses)."""
     width = len(_COLUMNS)
-    if numbered:
+    if mark is None:
         groups = [
             "(" + ", ".join(f"${i + j}" for j in range(1, width + 1)) + ")"
             for i in range(0, rows * width, width)
         ]
     else:
-        groups = ["(" + ", ".join("?" * width) + ")"] * rows
+        groups = ["(" + ", ".join([mark] * width) + ")"] * rows
     columns = ", ".join(f'"{c}"' for c in _COLUMNS)
     return (
         f"INSERT INTO events ({columns}) VALUES {', '.join(groups)} "
@@ -92,6 +86,10 @@ def _json_writer() -> Callable[[Any], str]:
 _DUMPS = _json_writer()
 
 
+def _as_is(instant: datetime) -> datetime:
+    return instant
+
+
 @contextmanager
 def _raw_cursors(conn: Connection) -> Iterator[None]:
     """Within the block, the psycopg connection under ``conn`` makes ``RawCursor``s, which send
@@ -125,8 +123,8 @@ class SqlEventStore:
         serializer), through ``exec_driver_sql`` and a statement text built once per row count: no
         SQLAlchemy type processing per row. On PostgreSQL with psycopg the statement runs on a
         ``RawCursor`` (``$n`` placeholders), which skips psycopg's client-side rewriting of
-        ``%s`` placeholders, the largest cost of a 10,000-parameter statement. Other drivers take
-        SQLAlchemy's ``insert()``.
+        ``%s`` placeholders, the largest cost of a 10,000-parameter statement; other drivers get
+        their own placeholders.
         """
         if not batch:
             return set()
@@ -135,16 +133,14 @@ class SqlEventStore:
             first.setdefault(event.event_id, event)
         unique = list(first.values())
         dialect = self._conn.dialect
-        if dialect.name == "sqlite":
-            return self._insert_rows(unique, ingested_at, numbered=False)
-        if dialect.name == "postgresql" and dialect.driver == "psycopg":
-            return self._insert_rows(unique, ingested_at, numbered=True)
-        return self._insert_generic(unique, ingested_at)
+        numbered = dialect.name == "postgresql" and dialect.driver == "psycopg"
+        return self._insert_rows(unique, ingested_at, None if numbered else placeholder(dialect))
 
-    def _insert_rows(self, batch: list[UsageEvent], ingested_at: datetime, *, numbered: bool) -> set[str]:
+    def _insert_rows(self, batch: list[UsageEvent], ingested_at: datetime, mark: str | None) -> set[str]:
         dumps: Callable[[Any], str] = getattr(self._conn.dialect, "_json_serializer", None) or _DUMPS
         tenant, environment = self._tenant, self._environment
-        stamp: Callable[[datetime], Any] = (lambda t: t) if numbered else sqlite_time
+        stamp: Callable[[datetime], Any] = sqlite_time if self._conn.dialect.name == "sqlite" else _as_is
+        numbered = mark is None
         ingested = stamp(ingested_at.astimezone(UTC))
         stored: set[str] = set()
         for start in range(0, len(batch), _ROWS_PER_STATEMENT):
@@ -167,7 +163,7 @@ class SqlEventStore:
                         ingested,
                     )
                 )
-            sql = _insert_sql(numbered, len(chunk))
+            sql = _insert_sql(mark, len(chunk))
             if numbered:
                 with _raw_cursors(self._conn):
                     result = self._conn.exec_driver_sql(sql, tuple(params))
@@ -179,48 +175,12 @@ class SqlEventStore:
                 stored.update(row[0] for row in result.cursor.fetchall())
         return stored
 
-    def _insert_generic(self, batch: Sequence[UsageEvent], ingested_at: datetime) -> set[str]:
-        rows: list[dict[str, Any]] = [
-            {
-                "tenant_id": self._tenant,
-                "environment_id": self._environment,
-                "id": e.event_id,
-                "event_name": e.event_name,
-                "external_customer_id": e.external_customer_id,
-                "customer_id": e.customer_id,
-                "timestamp": e.timestamp,
-                "source": e.source,
-                "properties": dict(e.properties),
-                "ingested_at": ingested_at,
-            }
-            for e in batch
-        ]
-        result = self._conn.execute(_insert(self._conn.dialect.name), rows)
-        return {row[0] for row in result}
-
     def find(self, event_id: str) -> UsageEvent | None:
-        row = (
-            self._conn.execute(
-                select(events).where(
-                    events.c.tenant_id == self._tenant,
-                    events.c.environment_id == self._environment,
-                    events.c.id == event_id,
-                )
-            )
-            .mappings()
-            .first()
-        )
-        if row is None:
-            return None
-        return UsageEvent(
-            event_id=row["id"],
-            event_name=row["event_name"],
-            external_customer_id=row["external_customer_id"],
-            timestamp=row["timestamp"],
-            properties=row["properties"],
-            customer_id=row["customer_id"],
-            source=row["source"],
-        )
+        decoder = column_decoder(events, self._conn.dialect, EVENT_COLUMNS)
+        sql = decoder.select_sql("tenant_id = {} AND environment_id = {} AND id = {}")
+        rows = self._conn.exec_driver_sql(sql, (self._tenant, self._environment, event_id)).fetchall()
+        found = decoder.values(rows)
+        return usage_event(found[0]) if found else None
 
     def query(self, query: EventFilter) -> EventPage:
         """The page of this scope's events ``query`` selects (see :mod:`.event_queries`)."""

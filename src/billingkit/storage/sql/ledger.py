@@ -12,16 +12,15 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, func, select
-
+from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
 from billingkit.domain.usage import EXACT
 from billingkit.domain.validation import unstorable_text
 from billingkit.errors import NotFound, ValidationError
 from billingkit.storage.ledgers import check_sum, refuse_change
-from billingkit.storage.sql.mapping import plain_value
+from billingkit.storage.sql.mapping import column_decoder, placeholder
 from billingkit.storage.sql.repository import SqlRepository
-from billingkit.storage.sql.types import ExactDecimal, decimal_text
+from billingkit.storage.sql.types import decimal_text
 
 T = TypeVar("T", bound=Record)
 
@@ -69,32 +68,43 @@ class SqlLedger(SqlRepository[T]):
             raise refuse_change(self._kind, ids[0])
         return []
 
-    def _total(self, field: str) -> ColumnElement[Any]:
-        column = self._table.c[field]
-        if self._conn.dialect.name == "sqlite":
-            return func.bk_decimal_sum(column, type_=ExactDecimal())
-        return func.sum(column, type_=ExactDecimal())
-
-    def _filters(self, equals: dict[str, Any]) -> builtins.list[ColumnElement[bool]] | None:
-        """The scope and ``equals`` as a WHERE clause; ``None`` when a value is text no store
-        can hold (a NUL, a lone surrogate): no row matches it."""
+    def _sum_sql(
+        self, field: str, group_by: str | None, equals: dict[str, Any]
+    ) -> tuple[str, list[Any]] | None:
+        """``SELECT [group_by,] <exact sum of field>`` over the scope's rows whose fields equal
+        ``equals``, and its parameters; ``None`` when a value is text no store can hold (a NUL, a
+        lone surrogate): no row matches it."""
         if any(isinstance(v, str) and unstorable_text(v) for v in equals.values()):
             return None
-        return [*self._scope_clause(), *(self._table.c[k] == plain_value(v) for k, v in equals.items())]
+        conditions = self._conditions()
+        for name, value in equals.items():
+            conditions.add(Filter(name, Op.EQ, value))
+        column = conditions.quote(field)
+        total = f"bk_decimal_sum({column})" if self._conn.dialect.name == "sqlite" else f"sum({column})"
+        table = conditions.quote(self._table.name)
+        if group_by is None:
+            sql = f"SELECT {total} FROM {table} WHERE {conditions.sql()}"
+        else:
+            group = conditions.quote(group_by)
+            sql = f"SELECT {group}, {total} FROM {table} WHERE {conditions.sql()} GROUP BY {group}"
+        return sql.replace("{}", placeholder(self._conn.dialect)), conditions.params
 
     def sum(self, field: str, /, **equals: Any) -> Decimal:
         check_sum(self._kind, field, None, equals)
-        where = self._filters(equals)
-        if where is None:
+        statement = self._sum_sql(field, None, equals)
+        if statement is None:
             return Decimal(0)
-        total = self._conn.execute(select(self._total(field)).where(*where)).scalar_one()
+        rows = self._conn.exec_driver_sql(statement[0], tuple(statement[1])).fetchall()
+        # The sum decodes as the field's own column does (decimal text on SQLite).
+        (found,) = column_decoder(self._table, self._conn.dialect, (field,)).values(rows)
+        total: Decimal | None = found[field]
         return Decimal(0) if total is None else total  # SUM of no rows is NULL
 
     def sum_by(self, field: str, group_by: str, /, **equals: Any) -> dict[str | None, Decimal]:
         check_sum(self._kind, field, group_by, equals)
-        where = self._filters(equals)
-        if where is None:
+        statement = self._sum_sql(field, group_by, equals)
+        if statement is None:
             return {}
-        group = self._table.c[group_by]
-        rows = self._conn.execute(select(group, self._total(field)).where(*where).group_by(group))
-        return {key: Decimal(0) if total is None else total for key, total in rows}
+        rows = self._conn.exec_driver_sql(statement[0], tuple(statement[1])).fetchall()
+        found = column_decoder(self._table, self._conn.dialect, (group_by, field)).values(rows)
+        return {row[group_by]: Decimal(0) if row[field] is None else row[field] for row in found}

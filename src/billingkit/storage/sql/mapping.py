@@ -6,7 +6,9 @@ as their values and tuples as JSON lists. Nothing outside ``storage.sql`` ever s
 Writes go through a :class:`RowEncoder`: one small function per column turns a model's value
 into the driver's parameter, the same stored form the column type writes (see
 :mod:`billingkit.storage.sql.types`), without SQLAlchemy's per-row parameter processing, which
-cost more than the database's own work on the billing run's batch inserts.
+cost more than the database's own work on the billing run's batch inserts. Reads come back
+through a :class:`ColumnDecoder` (:class:`RowDecoder` for whole models), the one decoding path
+of the store: one small function per column, the other way.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import TypeAdapter
 from pydantic_core import from_json
-from sqlalchemy import Column, Dialect, RowMapping, Table
+from sqlalchemy import Column, Dialect, Table
 
 from billingkit.domain.resources import Record
+from billingkit.storage.records import plain_value
 from billingkit.storage.sql.types import (
     ExactDecimal,
     JsonDocument,
@@ -37,7 +40,15 @@ from billingkit.storage.sql.types import (
 
 R = TypeVar("R", bound=Record)
 
-__all__ = ["RowDecoder", "RowEncoder", "from_row", "plain_value", "row_decoder", "row_encoder"]
+__all__ = [
+    "ColumnDecoder",
+    "RowDecoder",
+    "RowEncoder",
+    "column_decoder",
+    "placeholder",
+    "row_decoder",
+    "row_encoder",
+]
 
 
 @cache
@@ -54,11 +65,6 @@ def _column_names(table: Table) -> tuple[str, ...]:
         cached = tuple(column.name for column in table.columns)
         table.info["column_names"] = cached
     return cached
-
-
-def plain_value(value: Any) -> Any:
-    """An enum member's value; anything else as it is."""
-    return value.value if isinstance(value, Enum) else value
 
 
 def _has_plain_enum(annotation: Any) -> bool:
@@ -99,7 +105,7 @@ class RowEncoder:
     ``INSERT``/``UPDATE`` statement texts they go with (``?`` or ``%s`` placeholders)."""
 
     def __init__(self, model: type[Record], table: Table, dialect: Dialect) -> None:
-        self._mark = _placeholder(dialect)
+        self._mark = placeholder(dialect)
         self._quote = dialect.identifier_preparer.quote
         self.table = table
         self.columns = _column_names(table)
@@ -171,27 +177,49 @@ def _value_decoder(column: Column[Any], dialect: Dialect) -> Callable[[Any], Any
     return None
 
 
-class RowDecoder:
-    """Driver rows of one table on one dialect back into models, and the ``SELECT`` texts they
-    come from: the hot reads (the billing run's claim, batch lookups by id) skip SQLAlchemy's
-    result processing the way :class:`RowEncoder` skips its parameter processing."""
+class ColumnDecoder:
+    """Driver rows of some columns of one table on one dialect back into Python values, and the
+    ``SELECT`` texts they come from. Every read of the SQL store decodes its rows here, straight
+    from the driver: SQLAlchemy's result processing cost more than the database's own work on
+    the hot reads (the billing run's claim, batch lookups by id), the way :class:`RowEncoder`
+    skips its parameter processing."""
 
-    def __init__(self, model: type[R], table: Table, dialect: Dialect) -> None:
-        self.model = model
+    def __init__(self, table: Table, dialect: Dialect, columns: Sequence[str] | None = None) -> None:
         self.table = table
-        self._mark = _placeholder(dialect)
+        self._mark = placeholder(dialect)
         self._quote = dialect.identifier_preparer.quote
-        self._plan = tuple((c.name, _value_decoder(c, dialect)) for c in table.columns)
-        self._columns = ", ".join(self._quote(c.name) for c in table.columns)
+        chosen = [table.c[name] for name in columns] if columns is not None else list(table.columns)
+        self._plan = tuple((c.name, _value_decoder(c, dialect)) for c in chosen)
+        self._columns = ", ".join(self._quote(c.name) for c in chosen)
 
     def select_sql(self, where: str, tail: str = "") -> str:
-        """``SELECT <every column> FROM <table> WHERE <where> <tail>``, with ``{}`` in ``where``
+        """``SELECT <the columns> FROM <table> WHERE <where> <tail>``, with ``{}`` in ``where``
         and ``tail`` standing for each parameter (``"id = {}"``)."""
         text = f"SELECT {self._columns} FROM {self._quote(self.table.name)} WHERE {where} {tail}"
         return text.rstrip().replace("{}", self._mark)
 
+    def values(self, rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+        """Each driver row (the columns in this decoder's order) as ``{column: value}``."""
+        plan = self._plan
+        return [
+            {
+                name: raw if decode is None else decode(raw)
+                for (name, decode), raw in zip(plan, row, strict=True)
+            }
+            for row in rows
+        ]
+
+
+class RowDecoder(ColumnDecoder):
+    """Driver rows of every column of one table into validated models."""
+
+    def __init__(self, model: type[R], table: Table, dialect: Dialect) -> None:
+        super().__init__(table, dialect)
+        self.model = model
+
     def models(self, rows: Iterable[Sequence[Any]]) -> list[Any]:
-        """Validated models of driver rows (each in table column order)."""
+        """Validated models of driver rows (each in table column order); validation turns JSON
+        lists back into tuples and texts into enums."""
         plan, validate = self._plan, self.model.model_validate
         return [
             validate(
@@ -213,14 +241,19 @@ def row_decoder(model: type[R], table: Table, dialect: Dialect) -> RowDecoder:
     return decoder
 
 
-def _placeholder(dialect: Dialect) -> str:
+def column_decoder(table: Table, dialect: Dialect, columns: tuple[str, ...]) -> ColumnDecoder:
+    """The decoder of ``columns`` of ``table`` on ``dialect`` (made once per kind of dialect)."""
+    key = ("column_decoder", columns, dialect.name, dialect.driver, dialect.paramstyle)
+    decoder: ColumnDecoder | None = table.info.get(key)
+    if decoder is None:
+        decoder = table.info[key] = ColumnDecoder(table, dialect, columns)
+    return decoder
+
+
+def placeholder(dialect: Dialect) -> str:
+    """The driver's positional parameter mark: ``?`` (sqlite3) or ``%s`` (psycopg)."""
     if dialect.paramstyle == "qmark":
         return "?"
     if dialect.paramstyle in ("format", "pyformat"):
         return "%s"
     raise ValueError(f"unsupported driver parameter style {dialect.paramstyle!r}")  # pragma: no cover
-
-
-def from_row(row: RowMapping, model: type[R]) -> R:
-    """Rebuild a model from a row; validation turns JSON lists back into tuples and enums."""
-    return model.model_validate(dict(row))

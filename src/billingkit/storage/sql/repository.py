@@ -8,17 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    Numeric,
-    Table,
-    and_,
-    cast,
-    func,
-    not_,
-    select,
-)
+from sqlalchemy import Connection, Table
 from sqlalchemy.exc import IntegrityError
 
 from billingkit.domain.queries import Filter, ListQuery, Op, Page
@@ -26,9 +16,16 @@ from billingkit.domain.resources import Record, Status
 from billingkit.domain.validation import unstorable_text
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
-from billingkit.storage.memory.repository import changed_fields, check_fields
-from billingkit.storage.sql.mapping import RowEncoder, from_row, plain_value, row_decoder, row_encoder
-from billingkit.storage.sql.types import ExactDecimal
+from billingkit.storage.records import changed_fields, check_fields
+from billingkit.storage.sql.mapping import (
+    RowDecoder,
+    RowEncoder,
+    column_decoder,
+    placeholder,
+    row_decoder,
+    row_encoder,
+)
+from billingkit.storage.sql.queries import Conditions, order_by
 
 T = TypeVar("T", bound=Record)
 
@@ -63,15 +60,6 @@ class SqlRepository(Generic[T]):
             raise ValidationError(f"{kind.label} needs an environment scope", field="environment_id")
 
     # -- scoping ---------------------------------------------------------------------------
-    def _scope_clause(self) -> list[ColumnElement[bool]]:
-        c = self._table.c
-        clauses: list[ColumnElement[bool]] = []
-        if self._kind.level is not Level.GLOBAL:
-            clauses.append(c.tenant_id == self._tenant_id)
-        if self._kind.level is Level.ENVIRONMENT:
-            clauses.append(c.environment_id == self._environment_id)
-        return clauses
-
     def _check_scope(self, item: T) -> None:
         level = self._kind.level
         wrong = (level is not Level.GLOBAL and getattr(item, "tenant_id", None) != self._tenant_id) or (
@@ -91,6 +79,23 @@ class SqlRepository(Generic[T]):
             return {"tenant_id": self._tenant_id}
         return {"tenant_id": self._tenant_id, "environment_id": self._environment_id}
 
+    def _decoder(self) -> RowDecoder:
+        return row_decoder(self._kind.model, self._table, self._conn.dialect)
+
+    def _conditions(self) -> Conditions:
+        """Conditions holding this repository's scope."""
+        conditions = Conditions(self._table, self._conn.dialect, self._encoder())
+        for column, value in self._scope_values().items():
+            conditions.equal(column, value)
+        return conditions
+
+    def _select(
+        self, conditions: Conditions, tail: str = "", tail_params: Sequence[Any] = ()
+    ) -> builtins.list[T]:
+        decoder = self._decoder()
+        sql = decoder.select_sql(conditions.sql(), tail)
+        return decoder.models(self._conn.exec_driver_sql(sql, (*conditions.params, *tail_params)).fetchall())
+
     def find(self, id: str) -> T | None:
         found = self.find_many((id,))
         return found[0] if found else None
@@ -98,14 +103,11 @@ class SqlRepository(Generic[T]):
     def find_many(self, ids: Iterable[str]) -> builtins.list[T]:
         # An id no database can hold (NUL, lone surrogate) names nothing, as on the memory store.
         wanted = sorted({id for id in ids if not unstorable_text(id)})
-        decoder = row_decoder(self._kind.model, self._table, self._conn.dialect)
-        scope = self._scope_values()
-        tests = [f"{column} = {{}}" for column in scope]
         found: builtins.list[T] = []
         for start in range(0, len(wanted), _IDS_PER_STATEMENT):
-            chunk = wanted[start : start + _IDS_PER_STATEMENT]
-            sql = decoder.select_sql(" AND ".join([*tests, f"id IN ({', '.join('{}' for _ in chunk)})"]))
-            found += decoder.models(self._conn.exec_driver_sql(sql, (*scope.values(), *chunk)).fetchall())
+            conditions = self._conditions()
+            conditions.add(Filter("id", Op.IN, wanted[start : start + _IDS_PER_STATEMENT]))
+            found += self._select(conditions)
         return found
 
     def get(self, id: str) -> T:
@@ -118,71 +120,31 @@ class SqlRepository(Generic[T]):
         check_fields(self._kind, equals, field="filters")
         if any(isinstance(v, str) and unstorable_text(v) for v in equals.values()):
             return None  # no stored value holds a NUL or a lone surrogate
-        clauses = [self._column(k) == plain_value(v) for k, v in equals.items()]
+        conditions = self._conditions()
+        for name, value in equals.items():
+            conditions.add(Filter(name, Op.EQ, value))
         if not include_archived:
-            clauses.append(self._table.c.status == Status.PUBLISHED.value)
-        stmt = select(self._table).where(*self._scope_clause(), *clauses).order_by(self._table.c.id).limit(1)
-        row = self._conn.execute(stmt).mappings().first()
-        return None if row is None else from_row(row, self._kind.model)  # type: ignore[return-value]
-
-    def _column(self, name: str) -> Any:
-        if name.startswith("metadata."):
-            return self._table.c.metadata[name.removeprefix("metadata.")].as_string()
-        return self._table.c[name]
-
-    def _ordered(self, name: str) -> Any:
-        """The column as compared by ``gt``/``lt`` filters and sorts. SQLite stores decimals as
-        text (exactly), which would compare "100.00" < "49.00"; compare their numeric value."""
-        column = self._column(name)
-        if self._conn.dialect.name == "sqlite" and isinstance(getattr(column, "type", None), ExactDecimal):
-            return cast(column, Numeric())
-        return column
-
-    def _condition(self, flt: Filter) -> Any:
-        col = self._column(flt.field)
-        value = flt.value
-        op = flt.op
-        if op is Op.EQ:
-            return col == plain_value(value)
-        if op is Op.NE:
-            return col != plain_value(value)
-        if op in (Op.IN, Op.NOT_IN):
-            options = [plain_value(v) for v in value]
-            return col.in_(options) if op is Op.IN else not_(col.in_(options))
-        if op in (Op.CONTAINS, Op.NOT_CONTAINS):
-            pattern = "%" + str(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            found = col.ilike(pattern, escape="\\")
-            return found if op is Op.CONTAINS else not_(found)
-        col = self._ordered(flt.field)
-        if op in (Op.GT, Op.AFTER):
-            return col > value
-        if op is Op.GTE:
-            return col >= value
-        if op in (Op.LT, Op.BEFORE):
-            return col < value
-        if op is Op.LTE:
-            return col <= value
-        raise ValidationError(f"unsupported operator {op}", field="filters")  # pragma: no cover
+            conditions.equal("status", Status.PUBLISHED.value)
+        found = self._select(conditions, f"ORDER BY {conditions.quote('id')} LIMIT 1")
+        return found[0] if found else None
 
     def list(self, query: ListQuery) -> Page[T]:
         check_fields(self._kind, (f.field for f in query.filters), field="filters")
         check_fields(self._kind, (s.field for s in query.sort), field="sort")
-        where = [*self._scope_clause(), *(self._condition(f) for f in query.filters)]
+        conditions = self._conditions()
+        for flt in query.filters:
+            conditions.add(flt)
         if query.status is not None:
-            where.append(self._table.c.status == query.status.value)
-        total = self._conn.execute(
-            select(func.count()).select_from(self._table).where(and_(*where))
-        ).scalar_one()
-        order = []
-        for s in query.sort:
-            col = self._ordered(s.field)
-            # Same NULL placement as the memory store: NULL is the smallest value.
-            order.append(col.desc().nulls_last() if s.descending else col.asc().nulls_first())
-        first_desc = query.sort[0].descending if query.sort else True
-        order.append(self._table.c.id.desc() if first_desc else self._table.c.id.asc())
-        stmt = select(self._table).where(*where).order_by(*order).limit(query.limit).offset(query.offset)
-        rows = self._conn.execute(stmt).mappings().all()
-        items: Sequence[T] = [from_row(r, self._kind.model) for r in rows]  # type: ignore[misc]
+            conditions.equal("status", query.status.value)
+        where = conditions.sql()
+        count = f"SELECT count(*) FROM {conditions.quote(self._table.name)} WHERE {where}"
+        mark = placeholder(self._conn.dialect)
+        total = self._conn.exec_driver_sql(count.replace("{}", mark), tuple(conditions.params)).scalar_one()
+        order_params: builtins.list[Any] = []
+        order = order_by(conditions, query.sort, order_params)
+        items = self._select(
+            conditions, f"{order} LIMIT {{}} OFFSET {{}}", (*order_params, query.limit, query.offset)
+        )
         return Page(items=items, total=int(total), limit=query.limit, offset=query.offset)
 
     # -- writes ----------------------------------------------------------------------------
@@ -306,9 +268,11 @@ class SqlRepository(Generic[T]):
 
     def _first_stale(self, ids: Sequence[str], versions: Sequence[int | None]) -> NotFound | VersionConflict:
         """The error for the first of ``ids`` that is missing or not at its expected version."""
-        table = self._table
-        stmt = select(table.c.id, table.c.version).where(table.c.id.in_(ids), *self._scope_clause())
-        stored = {r.id: r.version for r in self._conn.execute(stmt)}
+        conditions = self._conditions()
+        conditions.add(Filter("id", Op.IN, list(ids)))
+        decoder = column_decoder(self._table, self._conn.dialect, ("id", "version"))
+        rows = self._conn.exec_driver_sql(decoder.select_sql(conditions.sql()), tuple(conditions.params))
+        stored = {row["id"]: row["version"] for row in decoder.values(rows.fetchall())}
         for id, version in zip(ids, versions, strict=True):
             if id not in stored or (version is not None and stored[id] != version):
                 return self._stale(id, version)

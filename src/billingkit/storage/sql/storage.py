@@ -7,7 +7,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -15,12 +15,12 @@ from sqlalchemy.pool import StaticPool
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
-from billingkit.storage.kinds import KINDS, RepositoryAttributes, due_field
+from billingkit.storage.kinds import KINDS, due_field
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.ledger import SqlLedger, register_sqlite_ledger_functions
-from billingkit.storage.sql.mapping import from_row, row_decoder, row_encoder
+from billingkit.storage.sql.mapping import row_decoder, row_encoder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
 from billingkit.storage.sql.usage import SqlUsageStore, register_sqlite_functions
@@ -146,7 +146,10 @@ class SqlStorage:
         return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
 
 
-class SqlUnitOfWork(RepositoryAttributes):
+class SqlUnitOfWork:
+    """The SQL store's :class:`~billingkit.ports.UnitOfWork`; its repositories (the attributes
+    :class:`~billingkit.ports.Repositories` declares) are made on first access."""
+
     def __init__(self, engine: Engine, tenant_id: str | None, environment_id: str | None) -> None:
         self._engine = engine
         self._scope = (tenant_id, environment_id)
@@ -215,20 +218,16 @@ class SqlUnitOfWork(RepositoryAttributes):
         self.connection.rollback()
 
     def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
-        table = TABLES["api_keys"]
-        row = self.connection.execute(select(table).where(table.c.key_hash == key_hash)).mappings().first()
-        return None if row is None else from_row(row, ApiKey)
+        decoder = row_decoder(ApiKey, TABLES["api_keys"], self.connection.dialect)
+        rows = self.connection.exec_driver_sql(decoder.select_sql("key_hash = {}"), (key_hash,)).fetchall()
+        found: list[ApiKey] = decoder.models(rows)
+        return found[0] if found else None
 
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
-        table = TABLES["accounts"]
-        rows = (
-            self.connection.execute(
-                select(table).where(table.c.email == email.lower(), table.c.status == Status.PUBLISHED.value)
-            )
-            .mappings()
-            .all()
-        )
-        return [from_row(r, Account) for r in rows]
+        decoder = row_decoder(Account, TABLES["accounts"], self.connection.dialect)
+        sql = decoder.select_sql("email = {} AND status = {}")
+        rows = self.connection.exec_driver_sql(sql, (email.lower(), Status.PUBLISHED.value)).fetchall()
+        return decoder.models(rows)
 
     def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
         field = due_field(kind, limit)

@@ -2,12 +2,15 @@
 
 :class:`StorageContract` is the whole suite, composed from its parts: :class:`RecordContract`
 (what a store keeps and who can see it), :class:`WriteContract` (counters, claims, versions,
-batches, transactions) and :class:`EventStoreContract` (usage events and event queries).
+batches, transactions), :class:`EventStoreContract` (usage events and event queries) and
+:class:`KindContract` (one case per registered kind and rule: uniqueness, versions, searchable
+filters).
 """
 
 from __future__ import annotations
 
 from billingkit.testing.contracts.events import EventStoreContract
+from billingkit.testing.contracts.kinds import KindContract
 from billingkit.testing.contracts.records import RecordContract
 from billingkit.testing.contracts.samples import sample
 from billingkit.testing.contracts.writes import WriteContract
@@ -15,6 +18,6 @@ from billingkit.testing.contracts.writes import WriteContract
 __all__ = ["StorageContract", "sample"]
 
 
-class StorageContract(RecordContract, WriteContract, EventStoreContract):
+class StorageContract(RecordContract, WriteContract, EventStoreContract, KindContract):
     """Subclass and provide a ``storage`` fixture returning a fresh, empty store (a class
     method fixture or one from your ``conftest.py``)."""

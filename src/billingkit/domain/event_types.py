@@ -1,0 +1,233 @@
+"""The notification (webhook) event types: every type the spec names, the key its resource sits
+under in the payload, and how that resource is built from billingkit's models.
+
+A payload is ``{"event_type": <name>, <resource>: {...}}`` (``resource`` is also the stored
+notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet event's
+``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
+about (plus what it needs besides, e.g. a subscription's customer); it is ``None`` where
+billingkit has no such model yet (wallets, payments, credit notes, checkout sessions, alerts).
+
+Services record notifications through this catalogue (``services.notifications``), so a type
+that is not declared here cannot be recorded; the API guide lists it (a test keeps the list equal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from billingkit.domain.catalog import Entitlement, Feature
+from billingkit.domain.customers import Customer
+from billingkit.domain.invoices import Invoice
+from billingkit.domain.resources import iso
+from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.usage import UsageEvent
+
+__all__ = [
+    "EVENT_TYPES",
+    "EventType",
+    "event_to_dict",
+    "invoice_payload",
+    "rejected_event_payload",
+    "subscription_payload",
+]
+
+PayloadBuilder = Callable[..., dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    name: str  # "customer.created"
+    group: str  # the spec's heading: "Customer"
+    resource: str | None  # payload key of the resource; None: the payload is flat ``fields``
+    build: PayloadBuilder | None = None
+    fields: tuple[str, ...] = ()  # other top-level payload fields, as the reference documents them
+
+
+# -- payload builders -------------------------------------------------------------------------
+
+_ADDRESS = tuple(f"address_{part}" for part in ("line1", "line2", "city", "state", "postal_code", "country"))
+_SUBSCRIPTION_FIELDS = (
+    "id",
+    "lookup_key",
+    "plan_id",
+    "customer_id",
+    "parent_subscription_id",
+    "subscription_status",
+    "subscription_type",
+    "pause_status",
+    "billing_cadence",
+    "billing_period",
+    "billing_period_count",
+    "currency",
+    "start_date",
+    "end_date",
+    "current_period_start",
+    "current_period_end",
+    "cancel_at",
+    "cancel_at_period_end",
+    "cancelled_at",
+    "trial_start",
+    "trial_end",
+    "metadata",
+)
+
+
+def subscription_payload(sub: Subscription, customer: Customer | None) -> dict[str, Any]:
+    """The ``subscription`` object of subscription webhook payloads (the spec's field list), with
+    its customer's id, external id, name, e-mail, time zone, metadata and address."""
+    data = sub.to_dict(line_items=False)
+    payload = {name: data[name] for name in _SUBSCRIPTION_FIELDS}
+    if customer is not None:
+        whole = customer.model_dump(mode="json")
+        payload["customer"] = {
+            name: whole.get(name)
+            for name in ("id", "external_id", "name", "email", "timezone", "metadata", *_ADDRESS)
+        }
+    else:
+        payload["customer"] = None
+    return payload
+
+
+def invoice_payload(invoice: Invoice) -> dict[str, Any]:
+    """The invoice as webhook payloads carry it (the wire form without the computation traces)."""
+    return invoice.to_dict(traces=False)
+
+
+def event_to_dict(event: UsageEvent, environment_id: str) -> dict[str, Any]:
+    """The reference API's event shape."""
+    return {
+        "id": event.event_id,
+        "event_name": event.event_name,
+        "external_customer_id": event.external_customer_id,
+        "customer_id": event.customer_id,
+        "timestamp": iso(event.timestamp),
+        "source": event.source,
+        "properties": dict(event.properties),
+        "environment_id": environment_id,
+    }
+
+
+def rejected_event_payload(event: UsageEvent, environment_id: str, reason: str) -> dict[str, Any]:
+    """The ``event`` of ``event.rejected``: the event with the ``reason`` it matched no meter."""
+    return {**event_to_dict(event, environment_id), "reason": reason}
+
+
+def _customer(customer: Customer) -> dict[str, Any]:
+    return customer.to_dict()
+
+
+def _feature(feature: Feature) -> dict[str, Any]:
+    return feature.to_dict()
+
+
+def _entitlement(entitlement: Entitlement) -> dict[str, Any]:
+    return entitlement.to_dict()
+
+
+# -- the catalogue ----------------------------------------------------------------------------
+
+_SPEND_ALERT = (
+    "alert_type",
+    "alert_status",
+    "subscription_line_item_id",
+    "group_id",
+    "current_spend",
+    "threshold",
+    "triggered_at",
+)
+_WALLET_ALERT = (
+    "alert_type",
+    "alert_status",
+    "customer_id",
+    "feature_id",
+    "wallet_id",
+    "credit_balance",
+    "current_balance",
+)
+
+
+def _group(
+    group: str,
+    resource: str | None,
+    names: str,
+    build: PayloadBuilder | None = None,
+    fields: tuple[str, ...] = (),
+) -> tuple[EventType, ...]:
+    return tuple(EventType(name, group, resource, build, fields) for name in names.split())
+
+
+_CATALOGUE: tuple[EventType, ...] = (
+    *_group(
+        "Subscription",
+        "subscription",
+        "subscription.created subscription.draft.created subscription.activated subscription.updated "
+        "subscription.paused subscription.cancelled subscription.resumed subscription.plan_changed",
+        subscription_payload,
+    ),
+    *_group(
+        "Subscription",
+        "phase",
+        "subscription.phase.created subscription.phase.updated subscription.phase.deleted",
+    ),
+    *_group("Subscription", "subscription", "subscription.renewal.due", subscription_payload),
+    *_group(
+        "Spend alerts",
+        "subscription",
+        "subscription.spend.threshold_reached subscription.spend.threshold_recovered "
+        "subscription.line_item_spend.threshold_reached subscription.line_item_spend.threshold_recovered "
+        "subscription.group_spend.threshold_reached subscription.group_spend.threshold_recovered",
+        fields=_SPEND_ALERT,
+    ),
+    *_group(
+        "Feature and entitlement", "feature", "feature.created feature.updated feature.deleted", _feature
+    ),
+    *_group("Feature and entitlement", None, "feature.wallet_balance.alert", fields=_WALLET_ALERT),
+    *_group(
+        "Feature and entitlement",
+        "entitlement",
+        "entitlement.created entitlement.updated entitlement.deleted",
+        _entitlement,
+    ),
+    *_group("Feature and entitlement", "entitlement", "entitlement.grant.exhausted"),
+    *_group(
+        "Wallet",
+        "wallet",
+        "wallet.created wallet.updated wallet.terminated",
+        fields=("alert",),
+    ),
+    *_group("Wallet", "transaction", "wallet.transaction.created"),
+    *_group("Wallet", "updated_transaction", "wallet.transaction.updated"),
+    *_group(
+        "Wallet",
+        "wallet",
+        "wallet.credit_balance.dropped wallet.credit_balance.recovered wallet.ongoing_balance.dropped "
+        "wallet.ongoing_balance.recovered wallet.ongoing_balance.updated",
+        fields=("alert",),
+    ),
+    *_group(
+        "Payment", "payment", "payment.created payment.updated payment.failed payment.success payment.pending"
+    ),
+    *_group("Customer", "customer", "customer.created customer.updated customer.deleted", _customer),
+    *_group(
+        "Invoice",
+        "invoice",
+        "invoice.update.finalized invoice.update.payment invoice.update.voided invoice.update "
+        "invoice.payment.overdue",
+        invoice_payload,
+    ),
+    # Its invoice embeds the customer and the subscription: another shape, built when it is sent.
+    *_group("Invoice", "invoice", "invoice.communication.triggered"),
+    *_group("Credit note", "credit_note", "credit_note.created credit_note.updated"),
+    *_group(
+        "Checkout",
+        "checkout_session",
+        "checkout.session.initiated checkout.session.completed checkout.session.failed "
+        "checkout.session.expired",
+    ),
+    *_group("Ingestion", "event", "event.rejected", rejected_event_payload),
+)
+
+#: Every event type by name, in the spec's order.
+EVENT_TYPES: dict[str, EventType] = {event_type.name: event_type for event_type in _CATALOGUE}

@@ -1,0 +1,276 @@
+"""Every kind of resource billingkit stores, declared once.
+
+Per kind: its model, the scope it lives in, its uniqueness rules, whether updates check a version,
+whether it is append-only (a ledger), which field says when it has due work, and which fields its
+search requests may filter on (with which operators). Everything that handles stored kinds reads this table:
+
+- both stores (``storage.memory``, ``storage.sql``): scope checks, uniqueness, versions;
+- the storage contract suite (``billingkit.testing.contracts``): one case per kind and rule;
+- the services: each search request names its kind, and its declared filters are checked against
+  ``searchable`` when the request class is made (``billingkit.services.search``);
+- ``tests/architecture/test_kinds.py``: fails when a kind is registered here and not in the
+  other places it needs (repository attribute, SQL table, migrations, contract sample...).
+
+It lives in the domain, not in ``storage``, so that services (which may import only ``domain``
+and ``ports``) can read it; it is plain data about domain models and imports nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.catalog import (
+    Addon,
+    Coupon,
+    CreditGrant,
+    Entitlement,
+    Feature,
+    Group,
+    Meter,
+    Plan,
+    Price,
+    PriceUnit,
+    TaxRate,
+)
+from billingkit.domain.customers import Customer
+from billingkit.domain.invoices import Invoice
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import Op
+from billingkit.domain.resources import Record
+from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.wallets import WalletTransaction
+
+__all__ = ["COMMON_SEARCHABLE", "KINDS", "Kind", "Level", "Searchable", "Unique", "searchable"]
+
+
+class Level(Enum):
+    GLOBAL = "global"
+    TENANT = "tenant"
+    ENVIRONMENT = "environment"
+
+
+@dataclass(frozen=True, slots=True)
+class Unique:
+    """Fields whose values must be unique within the scope; ``live_only`` ignores archived rows."""
+
+    fields: tuple[str, ...]
+    live_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Searchable:
+    """``field`` may be filtered with ``ops`` by search requests. ``metadata`` stands for every
+    ``metadata.<key>``."""
+
+    field: str
+    ops: frozenset[Op]
+
+
+#: What every kind answers: the base search request's ``start_time``/``end_time`` (creation time
+#: in ``[start, end)``) and lists of ids.
+COMMON_SEARCHABLE = (
+    Searchable("id", frozenset({Op.IN})),
+    Searchable("created_at", frozenset({Op.GTE, Op.LT})),
+)
+
+
+def searchable(**fields: Op | Iterable[Op]) -> tuple[Searchable, ...]:
+    """The common filters plus ``fields``: ``searchable(code=Op.IN, scope=(Op.EQ, Op.IN))``."""
+    extra = tuple(
+        Searchable(name, frozenset((ops,) if isinstance(ops, Op) else ops)) for name, ops in fields.items()
+    )
+    return COMMON_SEARCHABLE + extra
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    name: str  # repository attribute on the unit of work and key of the SQL table
+    label: str  # for messages: "customer"
+    model: type[Record]
+    level: Level
+    unique: tuple[Unique, ...] = ()
+    versioned: bool = False
+    # Rows are added, read and summed, never changed: every store refuses update and
+    # update_many with AppendOnly, and the unit of work hands out a Ledger.
+    append_only: bool = False
+    searchable: tuple[Searchable, ...] = COMMON_SEARCHABLE
+    # The field holding when a stored item next has due work (``UnitOfWork.claim_due``), or None
+    # when the kind carries none. The due-work runner needs a handler for every kind that sets it.
+    due_at: str | None = None
+
+    def search_ops(self, field: str) -> frozenset[Op]:
+        """The operators search requests may use on ``field`` (``metadata.<key>``: those of
+        ``metadata``); empty when it is not searchable."""
+        base = "metadata" if field.startswith("metadata.") else field
+        for declared in self.searchable:
+            if declared.field == base:
+                return declared.ops
+        return frozenset()
+
+
+IN, EQ = Op.IN, Op.EQ
+
+
+def _catalog(
+    name: str,
+    label: str,
+    model: type[Record],
+    unique_live: tuple[str, ...] = (),
+    filters: tuple[Searchable, ...] = COMMON_SEARCHABLE,
+) -> Kind:
+    """An environment-owned catalogue kind, optionally unique on ``unique_live`` among live rows."""
+    unique = (Unique(unique_live),) if unique_live else ()
+    return Kind(name, label, model, Level.ENVIRONMENT, unique=unique, searchable=filters)
+
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind("tenants", "tenant", Tenant, Level.GLOBAL),
+        Kind("environments", "environment", Environment, Level.TENANT),
+        Kind(
+            "accounts",
+            "user",
+            Account,
+            Level.TENANT,
+            unique=(Unique(("email",)),),
+        ),
+        Kind(
+            "api_keys",
+            "api key",
+            ApiKey,
+            Level.ENVIRONMENT,
+            unique=(Unique(("key_hash",), live_only=False),),
+        ),
+        Kind(
+            "customers",
+            "customer",
+            Customer,
+            Level.ENVIRONMENT,
+            unique=(Unique(("external_id",)),),
+            searchable=searchable(external_id=(EQ, IN), email=EQ, metadata=EQ),
+        ),
+        Kind(
+            "notifications",
+            "notification event",
+            NotificationEvent,
+            Level.ENVIRONMENT,
+            searchable=searchable(event_type=EQ, entity_id=EQ),
+        ),
+        _catalog("plans", "plan", Plan, ("lookup_key",), searchable(lookup_key=EQ, metadata=EQ)),
+        _catalog("addons", "add-on", Addon, ("lookup_key",), searchable(lookup_key=IN)),
+        _catalog(
+            "prices",
+            "price",
+            Price,
+            ("lookup_key",),
+            searchable(
+                entity_type=EQ,
+                entity_id=(EQ, IN),
+                meter_id=IN,
+                billing_period=IN,
+                parent_price_id=EQ,
+            ),
+        ),
+        _catalog("price_units", "price unit", PriceUnit, ("code",), searchable(code=IN)),
+        _catalog(
+            "groups",
+            "group",
+            Group,
+            ("lookup_key",),
+            searchable(entity_type=EQ, lookup_key=EQ, name=Op.CONTAINS),
+        ),
+        _catalog("meters", "meter", Meter, filters=searchable(event_name=EQ)),
+        _catalog(
+            "features",
+            "feature",
+            Feature,
+            ("lookup_key",),
+            searchable(lookup_key=(EQ, IN), meter_id=IN, name=Op.CONTAINS),
+        ),
+        _catalog(
+            "entitlements",
+            "entitlement",
+            Entitlement,
+            ("entity_type", "entity_id", "feature_id"),
+            searchable(
+                feature_id=IN,
+                plan_id=IN,
+                entity_id=IN,
+                entity_type=EQ,
+                feature_type=EQ,
+                is_enabled=EQ,
+                grant_quota=(EQ, Op.NE),  # "has a grant config": set or not
+            ),
+        ),
+        _catalog(
+            "credit_grants",
+            "credit grant",
+            CreditGrant,
+            filters=searchable(plan_id=IN, addon_id=IN, subscription_id=IN, scope=EQ),
+        ),
+        _catalog("coupons", "coupon", Coupon, ("coupon_code",), searchable(coupon_code=IN)),
+        _catalog(
+            "tax_rates",
+            "tax rate",
+            TaxRate,
+            ("code",),
+            searchable(code=IN, scope=EQ, tax_rate_status=EQ),
+        ),
+        Kind(
+            "subscriptions",
+            "subscription",
+            Subscription,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="next_run_at",
+            searchable=searchable(
+                customer_id=(EQ, IN),
+                plan_id=EQ,
+                subscription_status=IN,
+                billing_period=IN,
+                billing_cadence=IN,
+                subscription_type=IN,
+            ),
+        ),
+        Kind(
+            "invoices",
+            "invoice",
+            Invoice,
+            Level.ENVIRONMENT,
+            # The second rule is what makes billing exactly-once: one invoice per subscription,
+            # period and billing reason, whoever runs the billing and however often.
+            unique=(
+                Unique(("invoice_number",)),
+                Unique(("subscription_id", "period_start", "period_end", "billing_reason")),
+            ),
+            versioned=True,
+            searchable=searchable(
+                customer_id=EQ,
+                subscription_id=EQ,
+                invoice_type=EQ,
+                billing_reason=EQ,
+                currency=EQ,
+                invoice_status=IN,
+                payment_status=IN,
+                period_start=(Op.GTE, Op.LTE),
+                period_end=(Op.GTE, Op.LTE),
+                amount_due=Op.GT,
+                amount_remaining=Op.GT,
+            ),
+        ),
+        # Money that moves: one row per movement, keyed by its cause (archived rows keep their
+        # key, so a cause can never be applied twice).
+        Kind(
+            "wallet_transactions",
+            "wallet transaction",
+            WalletTransaction,
+            Level.ENVIRONMENT,
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            append_only=True,
+        ),
+    )
+}
