@@ -21,7 +21,7 @@ from billingkit.services import tax_rates
 
 ROOT = Path(__file__).parents[2]
 # Kept between runs, one per checkout (mypy checks every cached module against its source): about
-# 0.2 s warm, 2-5 s cold. The checked module keeps one path too: mypy replays a fresh module's
+# 0.3 s warm, 2-5 s cold. The checked module keeps one path too: mypy replays a fresh module's
 # cached messages under the path it had when they were made.
 WORK = (
     Path(tempfile.gettempdir())
