@@ -92,6 +92,10 @@ def test_an_event_field_is_refused_in_single_and_bulk_ingestion(
     body = assert_error(client.post("/v1/events/bulk", json=bulk, headers=test_key), 400, "validation_error")
     assert body["details"]["field"] == "events[1].timestmp"
     assert "timestamp" in body["details"]["accepted_fields"]
+    flag = {"events": [event], "evaluate_alerts_immediatly": True}
+    body = assert_error(client.post("/v1/events/bulk", json=flag, headers=test_key), 400, "validation_error")
+    assert body["details"]["field"] == "evaluate_alerts_immediatly"
+    assert body["details"]["accepted_fields"] == ["evaluate_alerts_immediately", "events"]
     assert client.get("/v1/events/lookup", params={"id": "e1"}, headers=test_key).status_code == 404
 
 

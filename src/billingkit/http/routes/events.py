@@ -122,11 +122,22 @@ def ingest_event(body: JsonBody, caller: EnvCaller, response: Response) -> Inges
     return IngestEventResponse(message="Event accepted for processing", event_id=event_id)
 
 
+_BULK_FIELDS = frozenset({"events", "evaluate_alerts_immediately"})
+
+
 @router.post("/bulk", status_code=202, openapi_extra=_OBJECT_BODY)
 def ingest_events(body: JsonBody, caller: EnvCaller) -> BulkIngestEventResponse:
     """Body ``{"events": [...], "evaluate_alerts_immediately": false}``; the response adds the
     counts (as strings: the reference's answer is a map of strings) to the reference's message."""
     request = _object(body)
+    unknown = sorted(set(request) - _BULK_FIELDS)
+    if unknown:  # a misspelled flag must not be dropped silently, as everywhere else
+        accepted = sorted(_BULK_FIELDS)
+        raise ValidationError(
+            f"unknown field {unknown[0]!r}; accepted: {', '.join(accepted)}",
+            field=unknown[0],
+            details={"accepted_fields": accepted},
+        )
     events = request.get("events")
     if not isinstance(events, list):
         raise ValidationError("events must be a list", field="events")
