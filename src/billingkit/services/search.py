@@ -29,11 +29,9 @@ from billingkit.domain.kinds import KINDS
 from billingkit.domain.queries import MAX_LIMIT, MAX_OFFSET, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import MAX_FILTER_TEXT, InputModel, UtcDatetime
-from billingkit.errors import ValidationError
 
 __all__ = [
     "FilterCondition",
-    "NotSupported",
     "Present",
     "SearchRequest",
     "Searches",
@@ -80,13 +78,7 @@ class Present:
     field: str
 
 
-@dataclass(frozen=True, slots=True)
-class NotSupported:
-    """On a search request field the reference API has and billingkit does not implement yet:
-    giving it is a ``ValidationError`` naming the field, rather than a filter silently ignored."""
-
-
-SearchMarker = Searches | Present | NotSupported
+SearchMarker = Searches | Present
 
 
 def _plain(value: Any) -> Any:
@@ -107,7 +99,7 @@ def declared_filters(request: type[SearchRequest]) -> tuple[tuple[str, SearchMar
         (name, marker)
         for name, info in request.model_fields.items()
         for marker in info.metadata
-        if isinstance(marker, Searches | Present | NotSupported)
+        if isinstance(marker, Searches | Present)
     )
 
 
@@ -120,8 +112,6 @@ def _undeclared(request: type[SearchRequest]) -> list[str]:
         return [f"kind {request.kind!r} is not a stored kind"]
     problems = []
     for name, marker in declared_filters(request):
-        if isinstance(marker, NotSupported):
-            continue
         ops = (Op.EQ, Op.NE) if isinstance(marker, Present) else (marker.op,)
         for op in ops:
             if op not in kind.search_ops(marker.field):
@@ -134,8 +124,6 @@ def _filters(request: SearchRequest, name: str, marker: SearchMarker) -> list[Fi
     given = getattr(request, name)
     if not _is_given(given):
         return []
-    if isinstance(marker, NotSupported):
-        raise ValidationError(f"{name} is not supported by this version of billingkit", field=name)
     if isinstance(marker, Present):
         return [Filter(marker.field, Op.NE if given else Op.EQ, None)]
     value = given if marker.value is _GIVEN else marker.value
@@ -189,7 +177,7 @@ class SearchRequest(InputModel):
     """Common body of ``POST /<resource>/search`` (and the library's ``search`` methods).
 
     Subclasses name their stored ``kind`` and mark the fields that filter (:class:`Searches`,
-    :class:`Present`, :class:`NotSupported`)."""
+    :class:`Present`)."""
 
     #: The stored kind searched (a key of ``KINDS``); ``None`` only on this base class.
     kind: ClassVar[str | None] = None

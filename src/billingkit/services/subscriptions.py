@@ -73,7 +73,7 @@ from billingkit.services.context import Context
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
-from billingkit.services.search import NotSupported, Searches, SearchRequest
+from billingkit.services.search import Searches, SearchRequest
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -257,6 +257,7 @@ class SubscriptionSearch(SearchRequest):
     # Reference filters we lack are refused when given; there are no coupon associations to load.
     not_supported = frozenset(
         {
+            "active_at",
             "effective_date_for_update",
             "invoicing_customer_ids",
             "parent_subscription_ids",
@@ -276,7 +277,6 @@ class SubscriptionSearch(SearchRequest):
     billing_period: Annotated[list[BillingPeriod] | None, Searches("billing_period", Op.IN)] = None
     billing_cadence: Annotated[list[BillingCadence] | None, Searches("billing_cadence", Op.IN)] = None
     subscription_type: Annotated[list[SubscriptionType] | None, Searches("subscription_type", Op.IN)] = None
-    active_at: Annotated[UtcDatetime | None, NotSupported()] = None
     with_line_items: bool = True
 
 
