@@ -22,10 +22,11 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowance
-from billingkit.domain.catalog import Entitlement, Feature, Meter, Price
+from billingkit.domain.catalog import Coupon, Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.commitments import SubscriptionCommitment
+from billingkit.domain.coupons import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_types import invoice_payload
 from billingkit.domain.invoice_lines import ARREAR, LineItemInput
@@ -52,6 +53,11 @@ from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
+from billingkit.services.invoice_adjustments import (
+    AppliedTaxRate,
+    coupon_application_records,
+    tax_application_records,
+)
 
 __all__ = [
     "Charge",
@@ -96,6 +102,12 @@ class Snapshot:
     customers: dict[str, Customer] = field(default_factory=dict)
     # plan id -> meter id -> the plan's entitlement on the feature metered by that meter
     allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    # subscription id -> the coupons attached to it, as the billing core applies them
+    coupon_associations: dict[str, tuple[CouponAssociation, ...]] = field(default_factory=dict)
+    # coupon id -> the stored coupon (its snapshot goes on each coupon application record)
+    coupons: dict[str, Coupon] = field(default_factory=dict)
+    # subscription id -> the tax rates its invoices are taxed with, in order, one per rate
+    tax_rates: dict[str, tuple[AppliedTaxRate, ...]] = field(default_factory=dict)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -301,6 +313,7 @@ def _request(
             enable_true_up=sub.enable_true_up,
         )
     plan_name = next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
+    taxes = snapshot.tax_rates.get(sub.id, ())
     return InvoiceRequest(
         currency=sub.currency,
         reference_point=charge.reference_point,
@@ -309,6 +322,8 @@ def _request(
         next_period_end=charge.next_period.end if charge.next_period is not None else None,
         lines=lines,
         subscription_commitment=commitment,
+        coupons=snapshot.coupon_associations.get(sub.id, ()),
+        tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
         plan_display_name=plan_name,
     )
@@ -359,8 +374,9 @@ def build_invoice(
             )
         )
     skipped = draft.subtotal == ZERO
+    invoice_id = ctx.ids.new("inv")
     return Invoice(
-        id=ctx.ids.new("inv"),
+        id=invoice_id,
         **ctx.stamp(),
         invoice_status=InvoiceStatus.SKIPPED if skipped else InvoiceStatus.DRAFT,
         payment_status=PaymentStatus.SUCCEEDED if draft.amount_due == ZERO else PaymentStatus.PENDING,
@@ -381,6 +397,20 @@ def build_invoice(
         period_start=charge.period.start,
         period_end=charge.period.end,
         last_computed_at=ctx.now,
+        coupon_applications=coupon_application_records(
+            ctx,
+            invoice_id=invoice_id,
+            subscription_id=sub.id,
+            applications=draft.coupon_applications,
+            lines=lines,
+            coupons=snapshot.coupons,
+        ),
+        taxes=tax_application_records(
+            ctx,
+            invoice_id=invoice_id,
+            applications=draft.tax_applications,
+            rates={applied.rate.id: applied for applied in snapshot.tax_rates.get(sub.id, ())},
+        ),
         line_items=tuple(lines),
     )
 
