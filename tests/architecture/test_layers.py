@@ -151,6 +151,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Filter",
         "Group",
         "GroupEntityType",
+        "IdempotencyConflict",
         "InternalError",
         "InvalidOperation",
         "Invoice",

@@ -13,6 +13,8 @@ Rules:
   moves in the same transaction that stores the invoice.
 * An invoice whose subtotal is zero is ``SKIPPED``: stored (so it is billed once) but not numbered.
 * Due date: ``period_end + N days`` for payment terms ``N NET``, else ``period_end + 1 day``.
+* Lifecycle (:mod:`billingkit.domain.invoice_lifecycle`): ``DRAFT`` -> ``FINALIZED`` -> ``VOIDED``;
+  ``SKIPPED`` (zero subtotal) may only be voided.
 """
 
 from __future__ import annotations
@@ -127,7 +129,14 @@ class InvoiceLineItem(BaseModel):
 
 
 class Invoice(EnvironmentResource):
-    """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``."""
+    """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
+
+    Internal fields, not on the wire: ``finalize_at`` (when the due-work runner finalizes this
+    draft: a renewal draft kept open by the finalization delay), ``request_fingerprint`` (the
+    digest of the direct-invoice request an ``idempotency_key`` was first used with) and
+    ``adjustment_sources`` (a direct invoice's coupons and tax rates, as ids, so a later
+    ``apply_discount`` recomputes with what it was created with).
+    """
 
     invoice_number: str | None = None
     invoice_type: InvoiceType = InvoiceType.SUBSCRIPTION
@@ -168,6 +177,9 @@ class Invoice(EnvironmentResource):
     line_items: tuple[InvoiceLineItem, ...] = ()
     metadata: dict[str, str] = {}
     version: int = 1
+    finalize_at: UtcDatetime | None = None
+    request_fingerprint: str | None = None
+    adjustment_sources: dict[str, Any] | None = None
 
     def __str__(self) -> str:
         return repr(self)
@@ -184,7 +196,7 @@ class Invoice(EnvironmentResource):
         the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
         leaves out each line's ``trace`` (webhook payloads carry the invoice without them).
         ``invoice_pdf_url`` is the one set on the invoice, else :data:`INVOICE_PDF_PATH`."""
-        data = self.model_dump(mode="json", exclude=None if traces else _WITHOUT_TRACES)
+        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else set(_INTERNAL))
         data["invoice_pdf_url"] = self.invoice_pdf_url or INVOICE_PDF_PATH.format(invoice_id=self.id)
         common = {
             "invoice_id": self.id,
@@ -203,7 +215,9 @@ class Invoice(EnvironmentResource):
         return data
 
 
-_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}}
+# Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
+_INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
+_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
 
 
 def invoice_number_key(at: datetime) -> str:

@@ -19,7 +19,17 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
-from billingkit.services import access, customers, invoice_documents, invoices, notifications, subscriptions
+from billingkit.services import (
+    access,
+    customers,
+    direct_invoices,
+    invoice_documents,
+    invoice_lifecycle,
+    invoice_updates,
+    invoices,
+    notifications,
+    subscriptions,
+)
 
 if TYPE_CHECKING:
     from billingkit.facade.scoped import Scoped
@@ -167,11 +177,18 @@ class Subscriptions(Area):
 
 
 class Invoices(Area):
-    """Invoices (issued by subscriptions and billing runs)."""
+    """Invoices: issued by subscriptions and billing runs, or created directly (``create``);
+    ``finalize`` a draft, ``void`` one, edit it (``update``, ``apply_discount=True`` recomputes a
+    draft's coupons and taxes), record a payment by hand (``update_payment``)."""
 
     get = IdOp(invoices.get_invoice)
     list = RequestOp(invoices.search_invoices, invoices.InvoiceSearch)
     search = list
+    create = RequestOp(direct_invoices.create_invoice, direct_invoices.InvoiceCreate)
+    update = IdRequestOp(invoice_updates.update_invoice, invoice_updates.InvoiceUpdate)
+    finalize = IdOp(invoice_lifecycle.finalize_invoice)
+    void = IdOp(invoice_lifecycle.void_invoice)
+    update_payment = IdRequestOp(invoice_lifecycle.update_payment_status, invoice_lifecycle.PaymentUpdate)
 
     def preview(
         self,

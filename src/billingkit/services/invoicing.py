@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -67,6 +67,7 @@ __all__ = [
     "build_invoice",
     "compute_invoice",
     "compute_invoices",
+    "finalize_or_hold",
     "invoice_event",
     "invoice_payload",
     "issue_invoice",
@@ -418,8 +419,8 @@ def build_invoice(
 def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
     """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
     taken from the environment's monthly counter for all of them), ``finalized_at`` and
-    ``issue_date``. The counter moves in this same transaction, so a rollback gives the numbers
-    back. Nothing is stored."""
+    ``issue_date``, and nothing is left due for the worker. The counter moves in this same
+    transaction, so a rollback gives the numbers back. Nothing is stored."""
     wanted = sum(1 for invoice in invoices if invoice.invoice_status is not InvoiceStatus.SKIPPED)
     if not wanted:
         return list(invoices)
@@ -434,6 +435,7 @@ def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) 
                     "invoice_status": InvoiceStatus.FINALIZED,
                     "finalized_at": ctx.now,
                     "issue_date": ctx.now,
+                    "finalize_at": None,
                 }
             )
             sequence += 1
@@ -441,12 +443,36 @@ def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) 
     return finalized
 
 
+def finalize_or_hold(
+    uow: UnitOfWork, ctx: Context, drafts: Sequence[Invoice], delay: timedelta
+) -> list[Invoice]:
+    """The billing run's invoices, in order: renewal drafts (``SUBSCRIPTION_CYCLE``) stay DRAFT
+    until ``last_computed_at + delay`` when ``delay`` is above zero (the worker finalizes them
+    then: ``finalize_at``); the others are numbered now (:func:`number_invoices`)."""
+    if delay <= timedelta(0):
+        return number_invoices(uow, ctx, drafts)
+
+    def held(invoice: Invoice) -> bool:
+        return (
+            invoice.billing_reason is BillingReason.SUBSCRIPTION_CYCLE
+            and invoice.invoice_status is InvoiceStatus.DRAFT
+        )
+
+    numbered = iter(number_invoices(uow, ctx, [invoice for invoice in drafts if not held(invoice)]))
+    return [
+        invoice.model_copy(update={"finalize_at": (invoice.last_computed_at or ctx.now) + delay})
+        if held(invoice)
+        else next(numbered)
+        for invoice in drafts
+    ]
+
+
 def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
     """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
-    (not stored yet)."""
-    skipped = invoice.invoice_status is InvoiceStatus.SKIPPED
+    or a draft (not stored yet)."""
+    finalized = invoice.invoice_status is InvoiceStatus.FINALIZED
     return notifications.notification(
-        ctx, "invoice.update" if skipped else "invoice.update.finalized", invoice
+        ctx, "invoice.update.finalized" if finalized else "invoice.update", invoice
     )
 
 
