@@ -25,7 +25,7 @@ from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowa
 from billingkit.domain.catalog import Coupon, Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
-from billingkit.domain.commitments import SubscriptionCommitment
+from billingkit.domain.commitments import SubscriptionCommitment, UsageBucket
 from billingkit.domain.coupons import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_types import invoice_payload
@@ -43,12 +43,14 @@ from billingkit.domain.invoices import (
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
 from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
-from billingkit.domain.periods import Period
+from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
+from billingkit.domain.proration import stub_coefficient, stub_reference_period
 from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.resources import Record
-from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
+from billingkit.domain.subscriptions import ProrationBehavior, Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
+from billingkit.domain.usage_buckets import bucket_count
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
 from billingkit.services import notifications
@@ -57,6 +59,15 @@ from billingkit.services.invoice_adjustments import (
     AppliedTaxRate,
     coupon_application_records,
     tax_application_records,
+)
+from billingkit.services.subscription_commitments import (
+    CommittedUsage,
+    commitment_periods,
+    commitment_window,
+    committed_usage,
+    line_commitment,
+    load_commitment_usage,
+    wire_commitment_info,
 )
 
 __all__ = [
@@ -108,6 +119,10 @@ class Snapshot:
     coupons: dict[str, Coupon] = field(default_factory=dict)
     # subscription id -> the tax rates its invoices are taxed with, in order, one per rate
     tax_rates: dict[str, tuple[AppliedTaxRate, ...]] = field(default_factory=dict)
+    # subscription id -> the usage its committed invoice lines billed in its cumulative commitment
+    # window (only subscriptions with one); :func:`compute_invoice` adds each draft it computes,
+    # so a catch-up counts the earlier periods of the same batch too
+    committed_usage: dict[str, list[CommittedUsage]] = field(default_factory=dict)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -179,6 +194,7 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Sna
         feature = features.get(entitlement.feature_id)
         if feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     return snapshot
 
 
@@ -242,8 +258,17 @@ def compute_invoice(charge: Charge, snapshot: Snapshot, usage: Usage, *, as_of: 
     """Price one charge with its measured usage (pure: the billing core does the arithmetic).
 
     Raises ``ValidationError`` when the subscription cannot be priced (a missing price or meter).
+    The committed usage of the draft is added to ``snapshot.committed_usage`` for subscriptions
+    with a cumulative commitment, so the next charge of the same subscription counts it.
     """
-    return ComputedInvoice(charge, assemble_invoice(_request(charge, snapshot, usage, as_of)), usage)
+    draft = assemble_invoice(_request(charge, snapshot, usage, as_of))
+    history = snapshot.committed_usage.get(charge.subscription.id)
+    if history is not None:
+        history += committed_usage(
+            (ln.line_item_id, ln.period_start, ln.period_end, ln.commitment_info, ln.kind == "true_up")
+            for ln in draft.lines
+        )
+    return ComputedInvoice(charge, draft, usage)
 
 
 def compute_invoices(
@@ -257,9 +282,76 @@ def compute_invoices(
     ]
 
 
+def _charged_window(line: SubscriptionLineItem, charge: Charge) -> Period | None:
+    """The billing period ``line`` is charged for on ``charge`` (by its cadence), if any."""
+    if line.invoice_cadence.value == ARREAR:
+        return charge.period if _has_arrear(charge) else None
+    return charge.period if charge.reference_point == "period_start" else charge.next_period
+
+
+def _stub_proration(line: SubscriptionLineItem, charge: Charge) -> Decimal | None:
+    """The proration coefficient of a FIXED line charged for a first stub with
+    ``create_prorations``: the seconds it covers over its reference period (None otherwise)."""
+    sub = charge.subscription
+    if sub.proration_behavior is not ProrationBehavior.CREATE_PRORATIONS:
+        return None
+    window = _charged_window(line, charge)
+    if window is None or (sub.trial_end is not None and window.start < sub.trial_end):
+        return None
+    reference = stub_reference_period(sub.schedule(), window)
+    if reference is None:
+        return None
+    clipped = _arrear_window(line, window)
+    return None if clipped is None else stub_coefficient(Period(*clipped), reference)
+
+
+def _prior_committed_usage(
+    snapshot: Snapshot, charge: Charge, duration: BillingPeriod, line_id: str | None
+) -> tuple[Decimal, bool]:
+    """(usage already billed in the cumulative window before ``charge``'s period, whether the
+    charge's period end reaches the window's end), for one line or, with ``line_id`` None, all."""
+    sub = charge.subscription
+    window = commitment_window(sub, duration, charge.period.start)
+    prior = sum(
+        (
+            used.usage
+            for used in snapshot.committed_usage.get(sub.id, ())
+            if (line_id is None or used.line_item_id == line_id)
+            and used.period_start >= window.start
+            and used.period_end <= charge.period.start
+        ),
+        ZERO,
+    )
+    return prior, charge.period.end >= window.end
+
+
+def _commitment_terms(
+    line: SubscriptionLineItem, charge: Charge, snapshot: Snapshot, usage: UsageResult | None
+) -> dict[str, Any]:
+    """The commitment arguments of a committed USAGE line's core input (empty without one)."""
+    commitment = line_commitment(line, charge.subscription)
+    if commitment is None:
+        return {}
+    terms: dict[str, Any] = {"commitment": commitment}
+    if commitment.duration_periods > 1 and line.commitment_duration is not None:
+        prior, closes = _prior_committed_usage(snapshot, charge, line.commitment_duration, line.id)
+        terms["commitment_prior_usage"] = prior
+        terms["commitment_closes_window"] = closes
+    meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
+    if commitment.windowed and meter is not None and meter.bucket_size is not None:
+        window = _arrear_window(line, charge.period)
+        if window is not None:
+            terms["window_count"] = bucket_count(window[0], window[1], meter.bucket_size)
+    if commitment.time_buckets:
+        buckets = usage.buckets if usage is not None else ()
+        terms["usage_buckets"] = tuple(UsageBucket(b.start, b.value) for b in buckets)
+    return terms
+
+
 def _line_input(
-    line: SubscriptionLineItem, sub: Subscription, snapshot: Snapshot, usage: UsageResult | None
+    line: SubscriptionLineItem, charge: Charge, snapshot: Snapshot, usage: UsageResult | None
 ) -> LineItemInput:
+    sub = charge.subscription
     price = snapshot.price(line.price_id)
     common: dict[str, Any] = {
         "display_name": line.display_name or price.display_name or line.price_id,
@@ -271,10 +363,20 @@ def _line_input(
     spec = snapshot.price_spec(line.price_id)
     if line.price_type is PriceType.FIXED:
         return LineItemInput(
-            line.id, spec, "FIXED", line.invoice_cadence.value, quantity=line.quantity, **common
+            line.id,
+            spec,
+            "FIXED",
+            line.invoice_cadence.value,
+            quantity=line.quantity,
+            proration_coefficient=_stub_proration(line, charge),
+            **common,
         )
     value = usage.value if usage is not None else ZERO
     meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
+    if line.commitment_type is not None:
+        common.update(_commitment_terms(line, charge, snapshot, usage))
+        if "usage_buckets" in common:
+            return LineItemInput(line.id, spec, "USAGE", ARREAR, **common)
     if meter is not None and meter.bucket_size is not None and usage is not None:
         return LineItemInput(
             line.id,
@@ -304,14 +406,23 @@ def _request(
     charge: Charge, snapshot: Snapshot, usage: dict[str, UsageResult], as_of: datetime
 ) -> InvoiceRequest:
     sub = charge.subscription
-    lines = tuple(_line_input(line, sub, snapshot, usage.get(line.id)) for line in sub.line_items)
+    lines = tuple(_line_input(line, charge, snapshot, usage.get(line.id)) for line in sub.line_items)
     commitment = None
+    prior, closes = ZERO, True
     if sub.commitment_amount is not None:
         commitment = SubscriptionCommitment(
             amount=sub.commitment_amount,
             overage_factor=sub.overage_factor if sub.overage_factor is not None else Decimal(1),
             enable_true_up=sub.enable_true_up,
+            duration_periods=commitment_periods(
+                sub.commitment_duration,
+                sub.billing_period,
+                sub.billing_period_count,
+                field="commitment_duration",
+            ),
         )
+        if commitment.duration_periods > 1 and sub.commitment_duration is not None:
+            prior, closes = _prior_committed_usage(snapshot, charge, sub.commitment_duration, None)
     plan_name = next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
     taxes = snapshot.tax_rates.get(sub.id, ())
     return InvoiceRequest(
@@ -322,6 +433,8 @@ def _request(
         next_period_end=charge.next_period.end if charge.next_period is not None else None,
         lines=lines,
         subscription_commitment=commitment,
+        commitment_prior_usage=prior,
+        commitment_closes_window=closes,
         coupons=snapshot.coupon_associations.get(sub.id, ()),
         tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
@@ -368,7 +481,9 @@ def build_invoice(
                 period_start=drafted.period_start,
                 period_end=drafted.period_end,
                 metadata=drafted.metadata,
-                commitment_info=drafted.commitment_info.to_dict() if drafted.commitment_info else None,
+                commitment_info=wire_commitment_info(
+                    drafted.commitment_info, _commitment_duration(sub, item)
+                ),
                 usage_event_count=used.event_count if used is not None else None,
                 trace=drafted.trace,
             )
@@ -413,6 +528,14 @@ def build_invoice(
         ),
         line_items=tuple(lines),
     )
+
+
+def _commitment_duration(sub: Subscription, item: SubscriptionLineItem | None) -> BillingPeriod:
+    """The billing period an invoice line's commitment spans: the line's own commitment's, else
+    the subscription's (the true-up line has no line item), else one billing period."""
+    if item is not None and item.commitment_type is not None:
+        return item.commitment_duration or sub.billing_period
+    return sub.commitment_duration or sub.billing_period
 
 
 def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
