@@ -25,7 +25,7 @@ from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowa
 from billingkit.domain.catalog import Coupon, Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
-from billingkit.domain.commitments import SubscriptionCommitment, UsageBucket
+from billingkit.domain.commitments import SubscriptionCommitment
 from billingkit.domain.coupons import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_types import invoice_payload
@@ -45,12 +45,10 @@ from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
-from billingkit.domain.proration import stub_coefficient, stub_reference_period
 from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.resources import Record
-from billingkit.domain.subscriptions import ProrationBehavior, Subscription, SubscriptionLineItem
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
-from billingkit.domain.usage_buckets import bucket_count
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
 from billingkit.services import notifications
@@ -60,12 +58,17 @@ from billingkit.services.invoice_adjustments import (
     coupon_application_records,
     tax_application_records,
 )
+from billingkit.services.line_terms import (
+    arrear_window,
+    commitment_terms,
+    has_arrear,
+    prior_committed_usage,
+    stub_proration,
+)
 from billingkit.services.subscription_commitments import (
     CommittedUsage,
     commitment_periods,
-    commitment_window,
     committed_usage,
-    line_commitment,
     load_commitment_usage,
     wire_commitment_info,
 )
@@ -207,16 +210,6 @@ def supported_allowance(entitlement: Entitlement, sub: Subscription) -> bool:
     return sub.billing_period_count == 1 and reset.value == sub.billing_period.value
 
 
-def _arrear_window(line: SubscriptionLineItem, period: Period) -> tuple[datetime, datetime] | None:
-    start = period.start if line.start_date is None or line.start_date < period.start else line.start_date
-    end = period.end if line.end_date is None or line.end_date > period.end else line.end_date
-    return (start, end) if start < end else None
-
-
-def _has_arrear(charge: Charge) -> bool:
-    return charge.reference_point in ("period_end", "preview")
-
-
 def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot) -> list[Usage]:
     """For each charge, the usage of each of its metered lines in the charged window (subscription
     line item id -> result), read from the usage store in one batch for all the charges.
@@ -226,7 +219,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
     queries: list[UsageQuery] = []
     owners: list[tuple[int, str]] = []
     for index, charge in enumerate(charges):
-        if not _has_arrear(charge):
+        if not has_arrear(charge):
             continue
         sub = charge.subscription
         customer = snapshot.customers.get(sub.customer_id)
@@ -235,7 +228,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
         for line in sub.line_items:
             if line.price_type is not PriceType.USAGE or line.meter_id is None:
                 continue
-            window = _arrear_window(line, charge.period)
+            window = arrear_window(line, charge.period)
             if window is None:
                 continue
             queries.append(
@@ -282,72 +275,6 @@ def compute_invoices(
     ]
 
 
-def _charged_window(line: SubscriptionLineItem, charge: Charge) -> Period | None:
-    """The billing period ``line`` is charged for on ``charge`` (by its cadence), if any."""
-    if line.invoice_cadence.value == ARREAR:
-        return charge.period if _has_arrear(charge) else None
-    return charge.period if charge.reference_point == "period_start" else charge.next_period
-
-
-def _stub_proration(line: SubscriptionLineItem, charge: Charge) -> Decimal | None:
-    """The proration coefficient of a FIXED line charged for a first stub with
-    ``create_prorations``: the seconds it covers over its reference period (None otherwise)."""
-    sub = charge.subscription
-    if sub.proration_behavior is not ProrationBehavior.CREATE_PRORATIONS:
-        return None
-    window = _charged_window(line, charge)
-    if window is None or (sub.trial_end is not None and window.start < sub.trial_end):
-        return None
-    reference = stub_reference_period(sub.schedule(), window)
-    if reference is None:
-        return None
-    clipped = _arrear_window(line, window)
-    return None if clipped is None else stub_coefficient(Period(*clipped), reference)
-
-
-def _prior_committed_usage(
-    snapshot: Snapshot, charge: Charge, duration: BillingPeriod, line_id: str | None
-) -> tuple[Decimal, bool]:
-    """(usage already billed in the cumulative window before ``charge``'s period, whether the
-    charge's period end reaches the window's end), for one line or, with ``line_id`` None, all."""
-    sub = charge.subscription
-    window = commitment_window(sub, duration, charge.period.start)
-    prior = sum(
-        (
-            used.usage
-            for used in snapshot.committed_usage.get(sub.id, ())
-            if (line_id is None or used.line_item_id == line_id)
-            and used.period_start >= window.start
-            and used.period_end <= charge.period.start
-        ),
-        ZERO,
-    )
-    return prior, charge.period.end >= window.end
-
-
-def _commitment_terms(
-    line: SubscriptionLineItem, charge: Charge, snapshot: Snapshot, usage: UsageResult | None
-) -> dict[str, Any]:
-    """The commitment arguments of a committed USAGE line's core input (empty without one)."""
-    commitment = line_commitment(line, charge.subscription)
-    if commitment is None:
-        return {}
-    terms: dict[str, Any] = {"commitment": commitment}
-    if commitment.duration_periods > 1 and line.commitment_duration is not None:
-        prior, closes = _prior_committed_usage(snapshot, charge, line.commitment_duration, line.id)
-        terms["commitment_prior_usage"] = prior
-        terms["commitment_closes_window"] = closes
-    meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
-    if commitment.windowed and meter is not None and meter.bucket_size is not None:
-        window = _arrear_window(line, charge.period)
-        if window is not None:
-            terms["window_count"] = bucket_count(window[0], window[1], meter.bucket_size)
-    if commitment.time_buckets:
-        buckets = usage.buckets if usage is not None else ()
-        terms["usage_buckets"] = tuple(UsageBucket(b.start, b.value) for b in buckets)
-    return terms
-
-
 def _line_input(
     line: SubscriptionLineItem, charge: Charge, snapshot: Snapshot, usage: UsageResult | None
 ) -> LineItemInput:
@@ -368,13 +295,13 @@ def _line_input(
             "FIXED",
             line.invoice_cadence.value,
             quantity=line.quantity,
-            proration_coefficient=_stub_proration(line, charge),
+            proration_coefficient=stub_proration(line, charge),
             **common,
         )
     value = usage.value if usage is not None else ZERO
     meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
     if line.commitment_type is not None:
-        common.update(_commitment_terms(line, charge, snapshot, usage))
+        common.update(commitment_terms(line, charge, snapshot, usage))
         if "usage_buckets" in common:
             return LineItemInput(line.id, spec, "USAGE", ARREAR, **common)
     if meter is not None and meter.bucket_size is not None and usage is not None:
@@ -422,7 +349,7 @@ def _request(
             ),
         )
         if commitment.duration_periods > 1 and sub.commitment_duration is not None:
-            prior, closes = _prior_committed_usage(snapshot, charge, sub.commitment_duration, None)
+            prior, closes = prior_committed_usage(snapshot, charge, sub.commitment_duration, None)
     plan_name = next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
     taxes = snapshot.tax_rates.get(sub.id, ())
     return InvoiceRequest(
