@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from tests.http.conftest import assert_error
 from tests.http.test_invoices_http import ingest, preview
-from tests.http.test_subscriptions_http import subscribe, sub_body, world
+from tests.http.test_subscriptions_http import sub_body, subscribe, world
 
 __all__ = ["world"]
 
