@@ -273,6 +273,46 @@ def test_windowed_line_item_commitment_per_meter_bucket(make_world: Any) -> None
     assert spend.commitment_info is not None and spend.commitment_info["is_windowed"] is True
 
 
+def test_time_bucket_line_item_commitment(make_world: Any) -> None:
+    w = make_world(at(2025, 1, 1))
+    hourly = w.s.meters.create(
+        name="Hourly spend",
+        event_name="hourly",
+        aggregation={"type": "SUM", "field": "amount", "bucket_size": "HOUR"},
+    )
+    plan = w.s.plans.create(name="Pro", prices=[usage_price(hourly.id)])
+    price_id = w.s.prices.list(plan_ids=[plan.id]).items[0].id
+    peak = {
+        "id": "peak",
+        "commitment_type": "amount",
+        "commitment_value": "5",
+        "overage_factor": "2",
+        "true_up_enabled": True,
+        "start": {"hour": 9},
+        "end": {"hour": 17},
+    }
+    sub = w.s.subscriptions.create(
+        customer_id=w.customer.id,
+        plan_id=plan.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        line_item_commitments={
+            price_id: {
+                "commitment_amount": "0",
+                "is_window_commitment": True,
+                "commitment_time_buckets": [peak],
+            }
+        },
+    )
+    assert sub.line_items[0].commitment_time_buckets[0]["price_id"] == price_id
+    w.spend("7", at(2025, 1, 10, 10), event_name="hourly")  # peak: 5.00 + 2.00 x 2 = 9.00
+    w.spend("1", at(2025, 1, 11, 12), event_name="hourly")  # peak: 1.00 + true-up 4.00 = 5.00
+    w.spend("2", at(2025, 1, 10, 18), event_name="hourly")  # outside every bucket: 2.00
+    w.run(at(2025, 2, 1))
+    (january,) = w.invoices(sub)
+    assert line(january, "Spend").amount == D("16.00")  # 9.00 + 5.00 + 2.00
+
+
 def test_cumulative_line_item_commitment(make_world: Any) -> None:
     w = make_world(at(2025, 1, 1))
     plan = w.s.plans.create(name="Pro", prices=[usage_price(w.meter_id)])

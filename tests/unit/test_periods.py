@@ -357,9 +357,7 @@ def test_schedules_are_total(anchor: Any, period: Any, count: Any, cycle: Any, z
 def test_period_multiple_counts_whole_billing_periods_only() -> None:
     assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY) == 12
     assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY, 3) == 4
-    assert (
-        period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY, 5) is None
-    )  # not 5-month steps
+    assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY, 5) is None  # not 5-month steps
     assert period_multiple(BillingPeriod.WEEKLY, BillingPeriod.DAILY) == 7
     assert period_multiple(BillingPeriod.MONTHLY, BillingPeriod.WEEKLY) is None  # months and days never mix
     assert period_multiple(BillingPeriod.MONTHLY, BillingPeriod.ANNUAL) is None
