@@ -218,7 +218,9 @@ KINDS: dict[str, Kind] = {
             "coupon_associations",
             "coupon association",
             CouponAssociation,
-            filters=searchable(subscription_id=(EQ, IN), coupon_id=(EQ, IN)),
+            filters=searchable(
+                subscription_id=(EQ, IN), coupon_id=(EQ, IN), start_date=Op.LTE, end_date=(EQ, Op.GT)
+            ),
         ),
         _catalog(
             "tax_rates",

@@ -18,7 +18,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
-from billingkit.services import access, customers, invoices, notifications, subscriptions
+from billingkit.services import access, customers, invoices, notifications, subscription_modify, subscriptions
 
 if TYPE_CHECKING:
     from billingkit.facade.scoped import Scoped
@@ -147,6 +147,11 @@ class Subscriptions(Area):
     list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
     search = list
     for_customer = IdOp(subscriptions.customer_subscriptions)
+    #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
+    #: "coupon_code": "..."})``; other types are refused by this version.
+    modify = IdRequestOp(
+        subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
+    )
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""
