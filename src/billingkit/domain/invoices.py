@@ -22,7 +22,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.money import ZERO
@@ -32,6 +32,7 @@ from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime
 
 __all__ = [
+    "COUPON_APPLICATION_KEYS",
     "DEFAULT_DUE_DAYS",
     "BillingReason",
     "Invoice",
@@ -43,6 +44,33 @@ __all__ = [
     "invoice_number",
     "invoice_number_key",
 ]
+
+#: The keys of an invoice's coupon application record, in wire order. PostgreSQL's JSONB keeps
+#: keys in an order of its own, so records read back are put in this one (other keys follow).
+COUPON_APPLICATION_KEYS = (
+    "id",
+    "tenant_id",
+    "environment_id",
+    "status",
+    "created_at",
+    "updated_at",
+    "created_by",
+    "updated_by",
+    "invoice_id",
+    "invoice_line_item_id",
+    "subscription_id",
+    "coupon_id",
+    "coupon_association_id",
+    "coupon_snapshot",
+    "discount_type",
+    "discount_percentage",
+    "discounted_amount",
+    "original_price",
+    "final_price",
+    "currency",
+    "applied_at",
+    "metadata",
+)
 
 #: Days after the period end an invoice without payment terms is due.
 DEFAULT_DUE_DAYS = 1
@@ -163,6 +191,17 @@ class Invoice(EnvironmentResource):
     line_items: tuple[InvoiceLineItem, ...] = ()
     metadata: dict[str, str] = {}
     version: int = 1
+
+    @field_validator("coupon_applications")
+    @classmethod
+    def _wire_key_order(cls, records: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        return tuple(
+            {
+                **{key: record[key] for key in COUPON_APPLICATION_KEYS if key in record},
+                **{key: value for key, value in record.items() if key not in COUPON_APPLICATION_KEYS},
+            }
+            for record in records
+        )
 
     def __str__(self) -> str:
         return repr(self)
