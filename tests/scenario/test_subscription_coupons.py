@@ -283,3 +283,45 @@ def test_the_association_reads(make_world: Any) -> None:
     assert [v.association.id for v in w.s.coupons.associations(active_only=True).items] == [association.id]
     w.clock.set(at(2023, 12, 1))  # before it starts: not active
     assert w.s.coupons.associations(active_only=True).items == []
+
+
+def test_checks_run_in_the_reference_order(make_world: Any) -> None:
+    """Published -> redeem window -> currency -> redemptions: a coupon failing several reports the
+    first, and a refused attachment takes no redemption."""
+    w: World = make_world(at(2024, 1, 1))
+    code = coded(
+        w,
+        "LATE",
+        type="fixed",
+        cadence="forever",
+        amount_off="5",
+        currency="eur",
+        redeem_before="2023-12-31T00:00:00Z",
+        max_redemptions=1,
+    )
+    with pytest.raises(ValidationError) as caught:
+        subscribe(w, [fee("100")], subscription_coupons=[{"coupon_code": code}])
+    assert "could be redeemed until" in caught.value.message  # not the currency, not the limit
+    assert w.s.coupons.get_by_code(code).total_redemptions == 0
+    euro = coded(
+        w, "EURO", type="fixed", cadence="forever", amount_off="5", currency="eur", max_redemptions=1
+    )
+    with pytest.raises(ValidationError) as caught:
+        subscribe(w, [fee("100")], subscription_coupons=[{"coupon_code": euro}])
+    assert "is in eur" in caught.value.message
+
+
+def test_a_draft_activated_later_keeps_its_repeated_coupon(make_world: Any) -> None:
+    w: World = make_world(at(2024, 1, 1))
+    code = coded(w, "TWO", type="percentage", cadence="repeated", percentage_off="20", duration_in_periods=2)
+    draft = subscribe(
+        w, [fee("100")], subscription_status="draft", subscription_coupons=[{"coupon_code": code}]
+    )
+    w.clock.set(at(2024, 4, 1))
+    w.s.subscriptions.activate(draft.id, start_date=at(2024, 4, 1))
+    (association,) = stored_associations(w)
+    # moved with the start by 91 days: [1 Jan, 1 Mar) became [1 Apr, 31 May)
+    assert (association.start_date, association.end_date) == (at(2024, 4, 1), at(2024, 5, 31))
+    w.run(at(2024, 6, 1))
+    # Apr 80.00, May 80.00 (100.00 - 20 %), Jun 100.00
+    assert totals(w.invoices(draft)) == [D("80.00"), D("80.00"), D("100.00")]

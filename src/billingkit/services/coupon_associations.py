@@ -48,6 +48,7 @@ __all__ = [
     "count_applications",
     "coupon_requests",
     "load_coupon_associations",
+    "move_with_activation",
     "record_applications",
     "with_applications",
 ]
@@ -245,6 +246,33 @@ def attach_coupons(
         )
     uow.coupon_associations.add_many(added)
     return added
+
+
+def move_with_activation(uow: UnitOfWork, ctx: Context, draft: Subscription, activated: Subscription) -> None:
+    """A draft activated at a new start: its associations that began at the draft's start move
+    with it (their end by the same amount), so a ``repeated`` window is not spent before billing
+    begins. Associations given another start keep it."""
+    moved = activated.start_date - draft.start_date
+    if not moved:
+        return
+    query = ListQuery(filters=(Filter("subscription_id", Op.EQ, draft.id),), sort=(), limit=_PAGE)
+    touched = ctx.touch()
+    changes = [
+        (
+            item,
+            item.model_copy(
+                update={
+                    "start_date": activated.start_date,
+                    "end_date": None if item.end_date is None else item.end_date + moved,
+                    **touched,
+                }
+            ),
+        )
+        for item in uow.coupon_associations.list(query).items
+        if item.start_date == draft.start_date
+    ]
+    if changes:
+        uow.coupon_associations.update_many(changes)
 
 
 def _live_associations(uow: UnitOfWork, subscription_ids: Sequence[str]) -> list[CouponAssociation]:

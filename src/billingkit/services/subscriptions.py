@@ -74,7 +74,12 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.coupon_association_reads import subscription_coupon_associations
-from billingkit.services.coupon_associations import SubscriptionCouponInput, attach_coupons, coupon_requests
+from billingkit.services.coupon_associations import (
+    SubscriptionCouponInput,
+    attach_coupons,
+    coupon_requests,
+    move_with_activation,
+)
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
@@ -391,6 +396,7 @@ def activate_subscription(
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
     activated = activated.model_copy(update=ctx.touch())
+    move_with_activation(uow, ctx, sub, activated)
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     customer = uow.customers.find(activated.customer_id)
