@@ -466,7 +466,7 @@ def timed_parts() -> Iterator[dict[str, float]]:
         (invoicing, "_request", lambda *a: "  _request (LineItemInput, InvoiceRequest)"),
         (invoicing, "assemble_invoice", lambda *a: "  assemble_invoice (core)"),
         (billing_runs, "build_invoice", lambda *a: "build_invoice (Invoice, line items)"),
-        (billing_runs, "number_invoices", lambda *a: "number_invoices (one counter block)"),
+        (invoicing, "number_invoices", lambda *a: "number_invoices (one counter block)"),
         (invoicing, "invoice_payload", lambda *a: "invoice_payload (to_dict)"),
         (notifications, "event", lambda *a: "notification events (built)"),
         (SqlRepository, "add_many", lambda repo, *a: f"INSERT ({repo._table.name}, executemany)"),

@@ -88,6 +88,7 @@ from billingkit.domain.usage import AggregationType, BucketSize
 from billingkit.errors import (
     AlreadyExists,
     BillingError,
+    IdempotencyConflict,
     InternalError,
     InvalidOperation,
     NotFound,
@@ -147,6 +148,7 @@ __all__ = [
     "Filter",
     "Group",
     "GroupEntityType",
+    "IdempotencyConflict",
     "InternalError",
     "InvalidOperation",
     "Invoice",

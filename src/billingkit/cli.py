@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, TypeVar
 
@@ -54,6 +55,13 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise ValueError("must be positive")
     return value
+
+
+def _delay(text: str) -> timedelta:
+    seconds = float(text)
+    if not seconds >= 0:
+        raise ValueError("must be seconds, at least 0")
+    return timedelta(seconds=seconds)
 
 
 def _port(text: str) -> int:
@@ -131,7 +139,7 @@ def _configure_logging(level: str) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
-    ``Settings`` default)."""
+    ``Settings`` default) and the invoice finalization delay (variable, else none)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -143,6 +151,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         ),
         run_batch_size=_setting(
             args.batch_size, "BILLINGKIT_WORKER_BATCH_SIZE", _positive_int, settings.run_batch_size
+        ),
+        invoice_finalization_delay=_setting(
+            None, "BILLINGKIT_INVOICE_FINALIZATION_DELAY", _delay, settings.invoice_finalization_delay
         ),
     )
 

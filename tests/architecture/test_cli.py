@@ -167,6 +167,7 @@ def test_worker_log_level_from_the_environment_and_the_flag_wins(tmp_path: Path)
         ("BILLINGKIT_LOG_LEVEL", "loud", "must be one of debug, info, warning, error, critical"),
         ("BILLINGKIT_WORKER_BATCH_SIZE", "0", "must be at least 1"),
         ("BILLINGKIT_WORKER_INTERVAL", "-1", "must be positive"),
+        ("BILLINGKIT_INVOICE_FINALIZATION_DELAY", "-5", "must be seconds, at least 0"),
     ],
 )
 def test_a_bad_variable_is_named_in_a_one_line_error(
@@ -200,6 +201,14 @@ def test_worker_settings_come_from_flags_then_variables_then_defaults(
     monkeypatch.setenv("BILLINGKIT_WORKER_INTERVAL", "-1")
     migrate = _settings(parser.parse_args(["migrate"]))
     assert (migrate.token_secret, migrate.worker_interval) == (b"s3cret", 60.0)
+
+
+def test_the_invoice_finalization_delay_comes_from_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = build_parser()
+    monkeypatch.delenv("BILLINGKIT_INVOICE_FINALIZATION_DELAY", raising=False)
+    assert _settings(parser.parse_args(["worker"])).invoice_finalization_delay == timedelta(0)
+    monkeypatch.setenv("BILLINGKIT_INVOICE_FINALIZATION_DELAY", "7200")
+    assert _settings(parser.parse_args(["serve"])).invoice_finalization_delay == timedelta(hours=2)
 
 
 def test_a_bad_flag_is_an_argparse_error() -> None:

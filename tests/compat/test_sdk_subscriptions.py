@@ -200,3 +200,43 @@ def test_invoices(sdk: Flexprice, env: Scoped, billing: Billing, clock: TestCloc
     with pytest.raises(errors.FlexpriceError) as missing:
         sdk.invoices.get_invoice(id="inv_missing")
     assert status_and_code(missing.value) == (404, "not_found")
+
+
+def test_line_item_commitments(sdk: Flexprice, env: Scoped, clock: TestClock) -> None:
+    customer_id, plan_id, calls_id = _catalogue(sdk, env)
+    (calls_price,) = [p for p in env.prices.list(plan_ids=[plan_id]).items if p.meter_id == calls_id]
+    sub = known(
+        sdk.subscriptions.create_subscription(
+            customer_id=customer_id,
+            plan_id=plan_id,
+            currency="usd",
+            billing_period="MONTHLY",
+            line_item_commitments={
+                calls_price.id: models.LineItemCommitmentConfig(
+                    commitment_type="amount", commitment_amount=5, overage_factor=1.5, enable_true_up=True
+                )
+            },
+        )
+    )
+    (committed,) = [li for li in sub.line_items if li.price_id == calls_price.id]
+    # the SDK sends JSON numbers (5.0): read exactly as written
+    assert (committed.commitment_type, committed.commitment_amount) == ("amount", "5.0")
+    assert (committed.commitment_overage_factor, committed.commitment_true_up_enabled) == ("1.5", True)
+    sdk.events.ingest_events_bulk(
+        events=[
+            {
+                "event_id": f"k{i}",
+                "event_name": "api.call",
+                "external_customer_id": "cust-ada",
+                "timestamp": (clock.now() + timedelta(hours=i + 1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+            for i in range(600)
+        ]
+    )
+    preview = known(sdk.invoices.get_invoice_preview(subscription_id=sub.id))
+    (calls,) = [li for li in preview.line_items if li.price_id == calls_price.id]
+    assert calls.amount == "6.50"  # 600 x 0.01 = 6.00: 5.00 + 1.00 x 1.5 = 6.50
+    info = calls.commitment_info
+    assert isinstance(info, models.CommitmentInfo)
+    assert (info.type, info.amount, info.duration, info.overage_factor) == ("amount", "5.0", "MONTHLY", "1.5")
+    assert (info.computed_commitment_utilized_amount, info.computed_overage_amount) == ("5.00", "1.50")

@@ -104,7 +104,13 @@ def test_row_encoder_writes_what_the_column_types_write(store: str, tmp_path, re
     encoder = row_encoder(type(invoice), table, dialect)
     try:
         for column, value in zip(table.columns, encoder.values(invoice), strict=True):
-            if column.name in ("coupon_applications", "taxes", "line_items", "metadata"):
+            if column.name in (
+                "coupon_applications",
+                "taxes",
+                "line_items",
+                "metadata",
+                "adjustment_sources",
+            ):
                 continue  # JSON: compared through the round trip below
             expected = column.type.dialect_impl(dialect).bind_processor(dialect)
             raw = getattr(invoice, column.name)

@@ -57,9 +57,9 @@ SUBSCRIPTION_RULES = [
         "overage_factor must be at least 1",
     ),
     (
-        {"commitment_duration": "ANNUAL"},
+        {"commitment_duration": "MONTHLY", "billing_period": "WEEKLY"},
         "commitment_duration",
-        "commitments over several billing periods are not supported by this version of billingkit",
+        "commitment_duration must be a whole number of billing periods (1 x WEEKLY)",
     ),
     ({"start_date": JUNE, "end_date": MAY}, "end_date", "end_date must be after start_date"),
     ({"start_date": JUNE, "end_date": JUNE}, "end_date", "end_date must be after start_date"),

@@ -453,12 +453,12 @@ def test_crash_between_computing_and_storing_bills_nothing_then_exactly_once(
     w.usage(150, at(2024, 2, 1))
     before = {s.id: w.sub(s) for s in (sub, other)}
 
-    real_numbers = billing_runs.number_invoices  # type: ignore[attr-defined]  # the names the run calls
+    real_numbers = billing_runs.finalize_or_hold  # type: ignore[attr-defined]  # the names the run calls
     real_record = billing_runs.notifications.record_many
     attempts: list[str | None] = []
 
-    def numbered(uow: Any, ctx: Any, invoices: Any) -> Any:
-        issued = real_numbers(uow, ctx, invoices)
+    def numbered(uow: Any, ctx: Any, invoices: Any, delay: Any) -> Any:
+        issued = real_numbers(uow, ctx, invoices, delay)
         attempts.extend(invoice.invoice_number for invoice in issued)
         return issued
 
@@ -468,7 +468,7 @@ def test_crash_between_computing_and_storing_bills_nothing_then_exactly_once(
         assert uow.invoices.list(ListQuery(filters=(cycle_only,))).total == 2
         raise RuntimeError("power cut")  # ... which never commits
 
-    monkeypatch.setattr(billing_runs, "number_invoices", numbered)
+    monkeypatch.setattr(billing_runs, "finalize_or_hold", numbered)
     monkeypatch.setattr(billing_runs.notifications, "record_many", power_cut)
     with pytest.raises(RuntimeError, match="power cut"):
         w.run(at(2024, 3, 1))

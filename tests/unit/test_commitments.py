@@ -22,6 +22,7 @@ from billingkit.domain.commitments import (
     time_bucket_commitment_outcome,
     windowed_commitment_outcome,
 )
+from billingkit.domain.money import round_money
 from billingkit.errors import ValidationError
 
 # (usage, commitment, factor, true_up, amount, utilized, overage, true_up_amount)
@@ -192,3 +193,64 @@ def test_subscription_commitment_total(kwargs: dict[str, object]) -> None:
     except ValidationError:
         return
     assert made.overage_factor >= 1 and made.amount > 0
+
+
+# Below the commitment with true-up the charge is exactly the rounded commitment: the true-up is
+# round(commitment) - round(usage), never the separately rounded shortfall.
+
+
+def test_true_up_tops_rounded_usage_up_to_exactly_the_commitment() -> None:
+    # usage 749.995 rounds to 750.00; true-up 1000.00 - 750.00 = 250.00 (not round(250.005) = 250.01)
+    out = commitment_outcome(D("749.995"), D(1000), D("1.5"), True, "usd")
+    assert (out.utilized, out.true_up, out.amount) == (D("750.00"), D("250.00"), D("1000.00"))
+
+
+def test_cumulative_true_up_closes_the_window_at_exactly_the_commitment() -> None:
+    # prior invoices billed 500.00; this one 249.995 -> 250.00; true-up 1000 - 500 - 250.00 = 250.00
+    out = cumulative_commitment_outcome(D("249.995"), D("500.00"), D(1000), D(2), True, True, "usd")
+    assert (out.utilized, out.true_up, out.amount) == (D("250.00"), D("250.00"), D("500.00"))
+
+
+def test_windowed_true_up_is_exact_in_every_window() -> None:
+    # two windows of 4.995 each against 10 per window: (5.00 + 5.00) * 2 = 20.00, not 20.02
+    out = windowed_commitment_outcome([D("4.995"), D("4.995")], D(10), D(2), True, "usd")
+    assert (out.utilized, out.true_up, out.amount) == (D("10.00"), D("10.00"), D("20.00"))
+
+
+def test_subscription_split_true_up_is_exact() -> None:
+    # lines 500.005 (-> 500.01) and 249.99: utilized 750.00, true-up 1000.00 - 750.00 = 250.00
+    split = split_subscription_commitment(
+        [D("500.005"), D("249.99")], SubscriptionCommitment(D(1000), D(2), True), "usd"
+    )
+    assert (split.utilized, split.true_up) == (D("750.00"), D("250.00"))
+    assert split.utilized + split.true_up == D("1000.00")
+
+
+raw_money = st.decimals(min_value=0, max_value=10**7, places=4, allow_nan=False)
+
+
+@given(raw_money, raw_money, factors)
+def test_true_up_charge_is_the_rounded_commitment(u: D, c: D, f: D) -> None:
+    out = commitment_outcome(u, c, f, True, "usd")
+    if u < c:
+        assert out.amount == round_money(c, "usd")
+
+
+@given(st.lists(raw_money, min_size=1, max_size=6), raw_money, factors)
+def test_cumulative_window_bills_the_rounded_commitment(usages: list[D], c: D, f: D) -> None:
+    # Each invoice passes the rounded usage billed before it as prior usage, as services do.
+    prior = D(0)
+    billed = D(0)
+    for index, usage in enumerate(usages):
+        out = cumulative_commitment_outcome(usage, prior, c, f, True, index == len(usages) - 1, "usd")
+        billed += out.amount
+        prior += out.utilized
+    if sum(usages, D(0)) < c:
+        assert billed == round_money(c, "usd")
+
+
+@given(st.lists(raw_money, max_size=6), raw_money.filter(lambda x: x > 0), factors)
+def test_split_true_up_bills_the_rounded_commitment(usages: list[D], c: D, f: D) -> None:
+    split = split_subscription_commitment(usages, SubscriptionCommitment(c, f, True), "usd")
+    if sum(usages, D(0)) < c:
+        assert split.utilized + split.total_overage + split.true_up == round_money(c, "usd")

@@ -19,9 +19,11 @@ from billingkit.domain.periods import (
     calendar_anchor,
     ensure_utc,
     next_billing_date,
+    period_multiple,
     periods_between,
     previous_billing_date,
 )
+from billingkit.domain.usage_buckets import BucketSize, bucket_count
 from billingkit.errors import ValidationError
 from billingkit.testing import strategies as bks
 
@@ -350,3 +352,22 @@ def test_schedules_are_total(anchor: Any, period: Any, count: Any, cycle: Any, z
     except ValidationError:
         return
     assert nxt > t
+
+
+def test_period_multiple_counts_whole_billing_periods_only() -> None:
+    assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY) == 12
+    assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY, 3) == 4
+    assert period_multiple(BillingPeriod.ANNUAL, BillingPeriod.MONTHLY, 5) is None  # not 5-month steps
+    assert period_multiple(BillingPeriod.WEEKLY, BillingPeriod.DAILY) == 7
+    assert period_multiple(BillingPeriod.MONTHLY, BillingPeriod.WEEKLY) is None  # months and days never mix
+    assert period_multiple(BillingPeriod.MONTHLY, BillingPeriod.ANNUAL) is None
+
+
+def test_bucket_count_counts_overlapping_buckets() -> None:
+    def t(month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+        return datetime(2025, month, day, hour, minute, tzinfo=UTC)
+
+    assert bucket_count(t(1, 1, 10, 30), t(1, 1, 13), BucketSize.HOUR) == 3  # 10:00, 11:00, 12:00
+    assert bucket_count(t(1, 1), t(2, 1), BucketSize.DAY) == 31
+    assert bucket_count(t(1, 15), t(3, 1), BucketSize.MONTH) == 2  # January, February
+    assert bucket_count(t(1, 1), t(1, 1), BucketSize.DAY) == 0

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from billingkit.domain.periods import Period
+from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, Period
 from billingkit.domain.pricing import BillingModel, PriceSpec, Tier, TierMode, price_quantity
 from billingkit.domain.proration import (
     InvoiceCadence,
@@ -21,6 +21,8 @@ from billingkit.domain.proration import (
     prorate_charge,
     prorate_credit,
     proration_coefficient,
+    stub_coefficient,
+    stub_reference_period,
 )
 from billingkit.errors import ValidationError
 from billingkit.testing import strategies as bks
@@ -258,3 +260,26 @@ def test_proration_is_total(action: Any, at: Any, billed: Any, credited: Any) ->
     except ValidationError:
         return
     assert result.credit is not None and result.credit.amount >= 0
+
+
+# -- first stubs on regular invoices ------------------------------------------------------------
+
+
+def test_calendar_stub_is_measured_against_its_whole_month() -> None:
+    march_15, april_1 = datetime(2025, 3, 15, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
+    schedule = BillingSchedule.for_start(march_15, period=BillingPeriod.MONTHLY, cycle=BillingCycle.CALENDAR)
+    stub = Period(march_15, april_1)
+    reference = stub_reference_period(schedule, stub)
+    assert reference == Period(datetime(2025, 3, 1, tzinfo=UTC), april_1)
+    assert (Decimal(31) * stub_coefficient(stub, reference)).quantize(Decimal("0.01")) == Decimal("17.00")
+    # a full period, and a last period cut short by end_date, are no stubs
+    assert stub_reference_period(schedule, Period(april_1, datetime(2025, 5, 1, tzinfo=UTC))) is None
+    assert stub_reference_period(schedule, Period(april_1, datetime(2025, 4, 20, tzinfo=UTC))) is None
+
+
+def test_anniversary_start_before_a_later_anchor_is_a_stub_of_the_period_before_the_anchor() -> None:
+    jan_10, jan_25 = datetime(2025, 1, 10, tzinfo=UTC), datetime(2025, 1, 25, tzinfo=UTC)
+    schedule = BillingSchedule.for_start(jan_10, period=BillingPeriod.MONTHLY, billing_anchor=jan_25)
+    reference = stub_reference_period(schedule, Period(jan_10, jan_25))
+    assert reference == Period(datetime(2024, 12, 25, tzinfo=UTC), jan_25)  # 31 days
+    assert stub_coefficient(Period(jan_10, jan_25), reference) * 31 == Decimal(15)  # 15/31 x 31

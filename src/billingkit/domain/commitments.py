@@ -15,7 +15,11 @@ duration and trues up only on the invoice that closes it; a subscription commitm
 usage lines in order, the excess of the line that crosses it becoming overage.
 
 Every figure is rounded with :func:`billingkit.domain.money.round_money`; a charge is the sum of its
-rounded parts (``utilized + overage + true_up``).
+rounded parts (``utilized + overage + true_up``). Below the commitment with true-up the charge is
+exactly the rounded commitment: the true-up is ``round(commitment) - round(usage)``, never the
+separately rounded shortfall (usage 749.995 against 1,000.00 bills 750.00 + 250.00 = 1,000.00, not
+750.00 + 250.01). A cumulative commitment keeps that across its window: the prior usage it is given
+is what earlier invoices already billed (rounded figures), so the window bills ``round(commitment)``.
 """
 
 from __future__ import annotations
@@ -93,8 +97,16 @@ def commitment_outcome(
         overage = round_money((usage - commitment) * overage_factor, currency)
         return CommitmentOutcome(utilized + overage, usage, utilized, overage, ZERO)
     utilized = round_money(usage, currency)
-    true_up = round_money(commitment - usage, currency) if true_up_enabled else ZERO
+    true_up = _shortfall(round_money(commitment, currency), utilized) if true_up_enabled else ZERO
     return CommitmentOutcome(utilized + true_up, usage, utilized, ZERO, true_up)
+
+
+def _shortfall(commitment: Decimal, billed: Decimal) -> Decimal:
+    """What tops ``billed`` (rounded) up to ``commitment`` (rounded); never negative.
+
+    Both figures are rounded already, so ``billed + shortfall`` is exactly the rounded commitment.
+    """
+    return commitment - billed if commitment > billed else ZERO
 
 
 def cumulative_commitment_outcome(
@@ -112,7 +124,9 @@ def cumulative_commitment_outcome(
     Usage within the remaining commitment is charged as is; beyond it, * factor; the true-up
     ``commitment - (prior + usage)`` is charged only when ``closes_window`` (the invoice whose
     period ends the window). Example: commit 12000, prior 11000, usage 1500, factor 2 ->
-    within 1000 + overage 500 * 2 = 2000.
+    within 1000 + overage 500 * 2 = 2000. The true-up is ``round(commitment) - round(prior_usage) -
+    utilized``, so with ``prior_usage`` the rounded usage billed before, the window bills exactly
+    ``round(commitment)`` when usage stays below it.
     """
     remaining = commitment - prior_usage
     if remaining < ZERO:
@@ -121,10 +135,8 @@ def cumulative_commitment_outcome(
     utilized = round_money(within, currency)
     overage = round_money((usage - within) * overage_factor, currency)
     true_up = ZERO
-    if closes_window and true_up_enabled:
-        shortfall = commitment - prior_usage - usage
-        if shortfall > ZERO:
-            true_up = round_money(shortfall, currency)
+    if closes_window and true_up_enabled and prior_usage + usage < commitment:
+        true_up = _shortfall(round_money(commitment, currency), round_money(prior_usage, currency) + utilized)
     return CommitmentOutcome(utilized + overage + true_up, usage, utilized, overage, true_up)
 
 
@@ -412,7 +424,9 @@ def split_subscription_commitment(
     A line crossing the remaining commitment is split: the part inside is charged as is, the excess
     * ``overage_factor``. The true-up (commitment - all usage in the window) is due only when
     ``enable_true_up`` and ``closes_window``. Example: commit 100, factor 2, lines [60, 70] ->
-    within [60, 40], overage [0, 30 * 2 = 60]. Raises ``ValidationError`` for negative amounts.
+    within [60, 40], overage [0, 30 * 2 = 60]. The true-up is ``round(commitment) -
+    round(prior_usage) - utilized``: below the commitment the window bills exactly the rounded
+    commitment. Raises ``ValidationError`` for negative amounts.
     """
     remaining = commitment.amount - require_decimal(prior_usage, field="prior_usage", minimum=ZERO)
     if remaining < ZERO:
@@ -428,20 +442,22 @@ def split_subscription_commitment(
             )
         inside = amount if amount < remaining else remaining
         remaining -= inside
-        inside = round_money(inside, currency)
-        extra = round_money((amount - inside) * factor, currency) if amount > inside else ZERO
-        within_parts.append(inside)
+        excess = amount - inside
+        # The excess is measured before rounding: a line inside the commitment has no overage.
+        extra = round_money(excess * factor, currency) if excess > ZERO else ZERO
+        within_parts.append(round_money(inside, currency))
         overage_parts.append(extra)
         used += amount
     true_up = ZERO
-    if commitment.enable_true_up and closes_window:
-        shortfall = commitment.amount - prior_usage - used
-        if shortfall > ZERO:
-            true_up = round_money(shortfall, currency)
+    utilized = sum(within_parts, ZERO)
+    if commitment.enable_true_up and closes_window and prior_usage + used < commitment.amount:
+        true_up = _shortfall(
+            round_money(commitment.amount, currency), round_money(prior_usage, currency) + utilized
+        )
     return SubscriptionCommitmentSplit(
         tuple(within_parts),
         tuple(overage_parts),
         true_up,
-        sum(within_parts, ZERO),
+        utilized,
         sum(overage_parts, ZERO),
     )

@@ -13,6 +13,8 @@ Rules:
   moves in the same transaction that stores the invoice.
 * An invoice whose subtotal is zero is ``SKIPPED``: stored (so it is billed once) but not numbered.
 * Due date: ``period_end + N days`` for payment terms ``N NET``, else ``period_end + 1 day``.
+* Lifecycle (:mod:`billingkit.domain.invoice_lifecycle`): ``DRAFT`` -> ``FINALIZED`` -> ``VOIDED``;
+  ``SKIPPED`` (zero subtotal) may only be voided.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from billingkit.domain.validation import UtcDatetime
 __all__ = [
     "COUPON_APPLICATION_KEYS",
     "DEFAULT_DUE_DAYS",
+    "INVOICE_PDF_PATH",
     "BillingReason",
     "Invoice",
     "InvoiceLineItem",
@@ -71,6 +74,10 @@ COUPON_APPLICATION_KEYS = (
     "applied_at",
     "metadata",
 )
+
+#: Where the REST adapter serves an invoice's PDF: the ``invoice_pdf_url`` an invoice shows when
+#: none was set (relative to the server, which only the adapter knows).
+INVOICE_PDF_PATH = "/v1/invoices/{invoice_id}/pdf"
 
 #: Days after the period end an invoice without payment terms is due.
 DEFAULT_DUE_DAYS = 1
@@ -150,7 +157,14 @@ class InvoiceLineItem(BaseModel):
 
 
 class Invoice(EnvironmentResource):
-    """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``."""
+    """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
+
+    Internal fields, not on the wire: ``finalize_at`` (when the due-work runner finalizes this
+    draft: a renewal draft kept open by the finalization delay), ``request_fingerprint`` (the
+    digest of the direct-invoice request an ``idempotency_key`` was first used with) and
+    ``adjustment_sources`` (a direct invoice's coupons and tax rates, as ids, so a later
+    ``apply_discount`` recomputes with what it was created with).
+    """
 
     invoice_number: str | None = None
     invoice_type: InvoiceType = InvoiceType.SUBSCRIPTION
@@ -191,6 +205,9 @@ class Invoice(EnvironmentResource):
     line_items: tuple[InvoiceLineItem, ...] = ()
     metadata: dict[str, str] = {}
     version: int = 1
+    finalize_at: UtcDatetime | None = None
+    request_fingerprint: str | None = None
+    adjustment_sources: dict[str, Any] | None = None
 
     @field_validator("coupon_applications")
     @classmethod
@@ -216,8 +233,10 @@ class Invoice(EnvironmentResource):
     def to_dict(self, *, traces: bool = True) -> dict[str, Any]:
         """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
         the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
-        leaves out each line's ``trace`` (webhook payloads carry the invoice without them)."""
-        data = self.model_dump(mode="json", exclude=None if traces else _WITHOUT_TRACES)
+        leaves out each line's ``trace`` (webhook payloads carry the invoice without them).
+        ``invoice_pdf_url`` is the one set on the invoice, else :data:`INVOICE_PDF_PATH`."""
+        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else set(_INTERNAL))
+        data["invoice_pdf_url"] = self.invoice_pdf_url or INVOICE_PDF_PATH.format(invoice_id=self.id)
         common = {
             "invoice_id": self.id,
             "customer_id": self.customer_id,
@@ -235,7 +254,9 @@ class Invoice(EnvironmentResource):
         return data
 
 
-_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}}
+# Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
+_INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
+_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
 
 
 def invoice_number_key(at: datetime) -> str:

@@ -252,11 +252,16 @@ KINDS: dict[str, Kind] = {
             Level.ENVIRONMENT,
             # The second rule is what makes billing exactly-once: one invoice per subscription,
             # period and billing reason, whoever runs the billing and however often.
+            # The third makes direct invoices idempotent: a key names one invoice forever (a voided
+            # or archived invoice keeps its key).
             unique=(
                 Unique(("invoice_number",)),
                 Unique(("subscription_id", "period_start", "period_end", "billing_reason")),
+                Unique(("idempotency_key",), live_only=False),
             ),
             versioned=True,
+            # A renewal draft kept open by the finalization delay: the worker finalizes it then.
+            due_at="finalize_at",
             searchable=searchable(
                 customer_id=EQ,
                 subscription_id=EQ,

@@ -58,6 +58,7 @@ __all__ = [
     "epoch_seconds",
     "load_timezone",
     "next_billing_date",
+    "period_multiple",
     "periods_between",
     "previous_billing_date",
 ]
@@ -108,6 +109,21 @@ _MONTHS = {
     BillingPeriod.ANNUAL: 12,
 }
 _DAYS = {BillingPeriod.DAILY: 1, BillingPeriod.WEEKLY: 7}
+
+
+def period_multiple(longer: BillingPeriod, period: BillingPeriod, count: int = 1) -> int | None:
+    """How many billing periods of ``count`` x ``period`` make up one ``longer`` period, or None
+    when it is not a whole number of them (months and days never mix; ONETIME is no length).
+
+    Examples: ANNUAL over MONTHLY -> 12; ANNUAL over 5 x MONTHLY -> None; WEEKLY over DAILY -> 7;
+    MONTHLY over WEEKLY -> None.
+    """
+    for unit in (_MONTHS, _DAYS):
+        big, small = unit.get(longer), unit.get(period)
+        if big is not None and small is not None:
+            step = small * count
+            return big // step if big % step == 0 else None
+    return None
 
 
 def load_timezone(name: Any, field: str = "timezone") -> ZoneInfo:

@@ -19,6 +19,14 @@ per month, 2 seats, 2/3 of the month left → 60.00 * 2/3 = 40.00.
 
 Actions: ``quantity_change``, ``upgrade`` and ``downgrade`` credit the old item and charge the new
 one; ``add_item`` only charges; ``remove_item`` and ``cancellation`` (immediate) only credit.
+
+First stubs (``proration_behavior: create_prorations`` on regular invoices): a first period that
+does not start on a billing boundary (a calendar cycle's first stub, an anniversary start before a
+later ``billing_anchor``) is measured against the full billing period that ends where it ends
+(:func:`stub_reference_period`); a FIXED line charged for ``[start, end)`` of it pays
+``(end - start) / reference`` in seconds (:func:`stub_coefficient`). Example: monthly calendar
+cycle, start 15 March 00:00 UTC: stub ``[15 Mar, 1 Apr)``, reference ``[1 Mar, 1 Apr)``, 31.00 x
+17/31 = 17.00.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from enum import StrEnum
 from typing import Any
 
 from billingkit.domain.money import ZERO, parse_decimal, round_money
-from billingkit.domain.periods import InvoiceCadence, Period, ensure_utc, epoch_seconds
+from billingkit.domain.periods import BillingSchedule, InvoiceCadence, Period, ensure_utc, epoch_seconds
 from billingkit.domain.pricing import PriceSpec, price_quantity
 from billingkit.domain.validation import parse_enum
 from billingkit.errors import ValidationError
@@ -47,6 +55,8 @@ __all__ = [
     "prorate_charge",
     "prorate_credit",
     "proration_coefficient",
+    "stub_coefficient",
+    "stub_reference_period",
 ]
 
 _CTX = Context(prec=80, rounding=ROUND_HALF_EVEN, traps=[InvalidOperation, DivisionByZero, Overflow])
@@ -109,6 +119,36 @@ def proration_coefficient(period: Period, at: datetime) -> ProrationCoefficient:
         raise ValidationError("period must be at least one second long", field="period")
     remaining = max(0, epoch_seconds(period.end) - epoch_seconds(at))
     return ProrationCoefficient(min(remaining, total), total)
+
+
+def stub_reference_period(schedule: BillingSchedule, period: Period) -> Period | None:
+    """The full billing period a first stub ``period`` is prorated against, or None if it is no stub.
+
+    A stub starts between two boundaries of ``schedule`` and ends on the next one (a period cut
+    short by the subscription's ``end_date`` ends off the schedule and is no stub here). The
+    reference is ``[previous boundary, period end)``. Examples: calendar monthly, ``[15 Mar,
+    1 Apr)`` -> ``[1 Mar, 1 Apr)`` (31 days); anniversary monthly anchored on 25 Jan, ``[10 Jan,
+    25 Jan)`` -> ``[25 Dec, 25 Jan)`` (31 days). Raises ``ValidationError`` for naive datetimes.
+    """
+    if not isinstance(period, Period):
+        raise ValidationError("period must be a Period", field="period")
+    start_reference = schedule.period_containing(period.start)
+    if start_reference.start == period.start or start_reference.end != period.end:
+        return None
+    return start_reference
+
+
+def stub_coefficient(window: Period, reference: Period) -> Decimal:
+    """``window`` seconds over ``reference`` seconds (whole seconds), capped at 1.
+
+    Example: 17 days of a 31-day month -> 17/31. Raises ``ValidationError`` (field ``period``)
+    when the reference is shorter than one second.
+    """
+    total = epoch_seconds(reference.end) - epoch_seconds(reference.start)
+    if total <= 0:
+        raise ValidationError("period must be at least one second long", field="period")
+    covered = max(0, min(total, epoch_seconds(window.end) - epoch_seconds(window.start)))
+    return _DISPLAY.divide(Decimal(covered), Decimal(total))
 
 
 @dataclass(frozen=True, slots=True)

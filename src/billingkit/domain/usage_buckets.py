@@ -9,7 +9,7 @@ from enum import StrEnum
 from billingkit.domain.periods import ensure_utc, epoch_seconds
 from billingkit.errors import ValidationError
 
-__all__ = ["BucketSize", "bucket_end", "bucket_start"]
+__all__ = ["BucketSize", "bucket_count", "bucket_end", "bucket_start"]
 
 
 class BucketSize(StrEnum):
@@ -72,3 +72,22 @@ def bucket_end(start: datetime, size: BucketSize) -> datetime:
     if size is BucketSize.WEEK:
         return start + timedelta(days=7)
     return start + timedelta(seconds=_BUCKET_SECONDS[size])
+
+
+def bucket_count(start: datetime, end: datetime, size: BucketSize) -> int:
+    """How many buckets of ``size`` overlap ``[start, end)`` (0 when ``end <= start``).
+
+    Example: HOUR, 10:30 to 13:00 -> 3 (10:00, 11:00 and 12:00). Raises ``ValidationError``.
+    """
+    if end <= start:
+        return 0
+    first = bucket_start(start, size)
+    step = _BUCKET_SECONDS.get(BucketSize(size))
+    if step is not None:
+        return -(-(epoch_seconds(end) - epoch_seconds(first)) // step)
+    count = 0
+    current = first
+    while current < end:
+        count += 1
+        current = bucket_end(current, size)
+    return count

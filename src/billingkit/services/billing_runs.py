@@ -40,10 +40,10 @@ from billingkit.services.invoicing import (
     Usage,
     build_invoice,
     compute_invoice,
+    finalize_or_hold,
     invoice_event,
     load_snapshot,
     measure_usage,
-    number_invoices,
 )
 from billingkit.services.subscriptions import subscription_payload
 
@@ -155,10 +155,12 @@ def _bill_scope(
     subs: Sequence[Subscription],
     renewal_notice: timedelta | None,
     result: BatchResult,
+    finalization_delay: timedelta = timedelta(0),
 ) -> None:
     """Bill a scope's claimed subscriptions with a few statements for all of them: one usage batch,
     one block of invoice numbers, one insert of invoices, one update of subscriptions (per set of
-    changed columns) and one insert of notifications."""
+    changed columns) and one insert of notifications. Renewal invoices stay DRAFT for
+    ``finalization_delay`` (the invoices handler finalizes them)."""
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
     charges = {sub.id: _charges(sub, plans[sub.id]) for sub in subs}
@@ -197,7 +199,7 @@ def _bill_scope(
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
         billed.append(_Billed(sub, updated, plan, invoiced))
 
-    issued = iter(number_invoices(uow, ctx, drafts))
+    issued = iter(finalize_or_hold(uow, ctx, drafts, finalization_delay))
     del drafts  # the numbered copies replace them
     stored: list[Invoice] = []
     events: list[NotificationEvent] = []
@@ -241,7 +243,14 @@ def bill_due_subscriptions(uow: UnitOfWork, items: Sequence[Record], run: DueRun
             by_scope[(sub.tenant_id, sub.environment_id)].append(sub)
     for (tenant_id, environment_id), group in by_scope.items():
         ctx = run.context(tenant_id, environment_id)
-        renewal_notice = run.settings.renewal_notice
-        _bill_scope(uow.for_scope(tenant_id, environment_id), ctx, group, renewal_notice, result)
+        settings = run.settings
+        _bill_scope(
+            uow.for_scope(tenant_id, environment_id),
+            ctx,
+            group,
+            settings.renewal_notice,
+            result,
+            settings.invoice_finalization_delay,
+        )
         result.recorded += ctx.recorded
     return result

@@ -11,8 +11,11 @@ and retried one item at a time in the item's own scope, so one bad item only fai
 reported in ``RunReport.failures``, skipped for the rest of the run and stays due for the next one.
 
 Billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) are the first
-handler. New timed work (schedules, credit expiries, webhook deliveries, ...) declares its
-``due_at`` and adds its handler here: no new port method, adapter code or loop.
+handler; renewal drafts whose finalization delay has passed
+(:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`) the second: the first run
+at or after a draft's ``finalize_at`` finalizes it. New timed work (schedules, credit expiries,
+webhook deliveries, ...) declares its ``due_at`` and adds its handler here: no new port method,
+adapter code or loop.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
+from billingkit.services.invoice_lifecycle import finalize_due_invoices
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
 
@@ -41,7 +45,9 @@ DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
 
 #: Each kind that carries due work and its handler, in the order a run takes them. A test checks
 #: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
-HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType({"subscriptions": bill_due_subscriptions})
+HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
+    {"subscriptions": bill_due_subscriptions, "invoices": finalize_due_invoices}
+)
 
 
 def run_due_work(

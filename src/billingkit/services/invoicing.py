@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -43,7 +43,7 @@ from billingkit.domain.invoices import (
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
 from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
-from billingkit.domain.periods import Period
+from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
 from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.resources import Record
@@ -59,6 +59,20 @@ from billingkit.services.invoice_adjustments import (
     coupon_application_records,
     tax_application_records,
 )
+from billingkit.services.line_terms import (
+    arrear_window,
+    commitment_terms,
+    has_arrear,
+    prior_committed_usage,
+    stub_proration,
+)
+from billingkit.services.subscription_commitments import (
+    CommittedUsage,
+    commitment_periods,
+    committed_usage,
+    load_commitment_usage,
+    wire_commitment_info,
+)
 
 __all__ = [
     "Charge",
@@ -68,6 +82,7 @@ __all__ = [
     "build_invoice",
     "compute_invoice",
     "compute_invoices",
+    "finalize_or_hold",
     "invoice_event",
     "invoice_payload",
     "issue_invoice",
@@ -109,6 +124,10 @@ class Snapshot:
     coupons: dict[str, Coupon] = field(default_factory=dict)
     # subscription id -> the tax rates its invoices are taxed with, in order, one per rate
     tax_rates: dict[str, tuple[AppliedTaxRate, ...]] = field(default_factory=dict)
+    # subscription id -> the usage its committed invoice lines billed in its cumulative commitment
+    # window (only subscriptions with one); :func:`compute_invoice` adds each draft it computes,
+    # so a catch-up counts the earlier periods of the same batch too
+    committed_usage: dict[str, list[CommittedUsage]] = field(default_factory=dict)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -181,6 +200,7 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Sna
         feature = features.get(entitlement.feature_id)
         if feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     return snapshot
 
@@ -194,16 +214,6 @@ def supported_allowance(entitlement: Entitlement, sub: Subscription) -> bool:
     return sub.billing_period_count == 1 and reset.value == sub.billing_period.value
 
 
-def _arrear_window(line: SubscriptionLineItem, period: Period) -> tuple[datetime, datetime] | None:
-    start = period.start if line.start_date is None or line.start_date < period.start else line.start_date
-    end = period.end if line.end_date is None or line.end_date > period.end else line.end_date
-    return (start, end) if start < end else None
-
-
-def _has_arrear(charge: Charge) -> bool:
-    return charge.reference_point in ("period_end", "preview")
-
-
 def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot) -> list[Usage]:
     """For each charge, the usage of each of its metered lines in the charged window (subscription
     line item id -> result), read from the usage store in one batch for all the charges.
@@ -213,7 +223,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
     queries: list[UsageQuery] = []
     owners: list[tuple[int, str]] = []
     for index, charge in enumerate(charges):
-        if not _has_arrear(charge):
+        if not has_arrear(charge):
             continue
         sub = charge.subscription
         customer = snapshot.customers.get(sub.customer_id)
@@ -222,7 +232,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
         for line in sub.line_items:
             if line.price_type is not PriceType.USAGE or line.meter_id is None:
                 continue
-            window = _arrear_window(line, charge.period)
+            window = arrear_window(line, charge.period)
             if window is None:
                 continue
             queries.append(
@@ -245,8 +255,17 @@ def compute_invoice(charge: Charge, snapshot: Snapshot, usage: Usage, *, as_of: 
     """Price one charge with its measured usage (pure: the billing core does the arithmetic).
 
     Raises ``ValidationError`` when the subscription cannot be priced (a missing price or meter).
+    The committed usage of the draft is added to ``snapshot.committed_usage`` for subscriptions
+    with a cumulative commitment, so the next charge of the same subscription counts it.
     """
-    return ComputedInvoice(charge, assemble_invoice(_request(charge, snapshot, usage, as_of)), usage)
+    draft = assemble_invoice(_request(charge, snapshot, usage, as_of))
+    history = snapshot.committed_usage.get(charge.subscription.id)
+    if history is not None:
+        history += committed_usage(
+            (ln.line_item_id, ln.period_start, ln.period_end, ln.commitment_info, ln.kind == "true_up")
+            for ln in draft.lines
+        )
+    return ComputedInvoice(charge, draft, usage)
 
 
 def compute_invoices(
@@ -261,8 +280,9 @@ def compute_invoices(
 
 
 def _line_input(
-    line: SubscriptionLineItem, sub: Subscription, snapshot: Snapshot, usage: UsageResult | None
+    line: SubscriptionLineItem, charge: Charge, snapshot: Snapshot, usage: UsageResult | None
 ) -> LineItemInput:
+    sub = charge.subscription
     price = snapshot.price(line.price_id)
     common: dict[str, Any] = {
         "display_name": line.display_name or price.display_name or line.price_id,
@@ -274,10 +294,20 @@ def _line_input(
     spec = snapshot.price_spec(line.price_id)
     if line.price_type is PriceType.FIXED:
         return LineItemInput(
-            line.id, spec, "FIXED", line.invoice_cadence.value, quantity=line.quantity, **common
+            line.id,
+            spec,
+            "FIXED",
+            line.invoice_cadence.value,
+            quantity=line.quantity,
+            proration_coefficient=stub_proration(line, charge),
+            **common,
         )
     value = usage.value if usage is not None else ZERO
     meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
+    if line.commitment_type is not None:
+        common.update(commitment_terms(line, charge, snapshot, usage))
+        if "usage_buckets" in common:
+            return LineItemInput(line.id, spec, "USAGE", ARREAR, **common)
     if meter is not None and meter.bucket_size is not None and usage is not None:
         return LineItemInput(
             line.id,
@@ -307,14 +337,23 @@ def _request(
     charge: Charge, snapshot: Snapshot, usage: dict[str, UsageResult], as_of: datetime
 ) -> InvoiceRequest:
     sub = charge.subscription
-    lines = tuple(_line_input(line, sub, snapshot, usage.get(line.id)) for line in sub.line_items)
+    lines = tuple(_line_input(line, charge, snapshot, usage.get(line.id)) for line in sub.line_items)
     commitment = None
+    prior, closes = ZERO, True
     if sub.commitment_amount is not None:
         commitment = SubscriptionCommitment(
             amount=sub.commitment_amount,
             overage_factor=sub.overage_factor if sub.overage_factor is not None else Decimal(1),
             enable_true_up=sub.enable_true_up,
+            duration_periods=commitment_periods(
+                sub.commitment_duration,
+                sub.billing_period,
+                sub.billing_period_count,
+                field="commitment_duration",
+            ),
         )
+        if commitment.duration_periods > 1 and sub.commitment_duration is not None:
+            prior, closes = prior_committed_usage(snapshot, charge, sub.commitment_duration, None)
     plan_name = next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
     taxes = snapshot.tax_rates.get(sub.id, ())
     return InvoiceRequest(
@@ -325,6 +364,8 @@ def _request(
         next_period_end=charge.next_period.end if charge.next_period is not None else None,
         lines=lines,
         subscription_commitment=commitment,
+        commitment_prior_usage=prior,
+        commitment_closes_window=closes,
         coupons=snapshot.coupon_associations.get(sub.id, ()),
         tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
@@ -371,7 +412,9 @@ def build_invoice(
                 period_start=drafted.period_start,
                 period_end=drafted.period_end,
                 metadata=drafted.metadata,
-                commitment_info=drafted.commitment_info.to_dict() if drafted.commitment_info else None,
+                commitment_info=wire_commitment_info(
+                    drafted.commitment_info, _commitment_duration(sub, item)
+                ),
                 usage_event_count=used.event_count if used is not None else None,
                 trace=drafted.trace,
             )
@@ -418,11 +461,19 @@ def build_invoice(
     )
 
 
+def _commitment_duration(sub: Subscription, item: SubscriptionLineItem | None) -> BillingPeriod:
+    """The billing period an invoice line's commitment spans: the line's own commitment's, else
+    the subscription's (the true-up line has no line item), else one billing period."""
+    if item is not None and item.commitment_type is not None:
+        return item.commitment_duration or sub.billing_period
+    return sub.commitment_duration or sub.billing_period
+
+
 def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
     """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
     taken from the environment's monthly counter for all of them), ``finalized_at`` and
-    ``issue_date``. The counter moves in this same transaction, so a rollback gives the numbers
-    back. Nothing is stored."""
+    ``issue_date``, and nothing is left due for the worker. The counter moves in this same
+    transaction, so a rollback gives the numbers back. Nothing is stored."""
     wanted = sum(1 for invoice in invoices if invoice.invoice_status is not InvoiceStatus.SKIPPED)
     if not wanted:
         return list(invoices)
@@ -437,6 +488,7 @@ def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) 
                     "invoice_status": InvoiceStatus.FINALIZED,
                     "finalized_at": ctx.now,
                     "issue_date": ctx.now,
+                    "finalize_at": None,
                 }
             )
             sequence += 1
@@ -444,12 +496,36 @@ def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) 
     return finalized
 
 
+def finalize_or_hold(
+    uow: UnitOfWork, ctx: Context, drafts: Sequence[Invoice], delay: timedelta
+) -> list[Invoice]:
+    """The billing run's invoices, in order: renewal drafts (``SUBSCRIPTION_CYCLE``) stay DRAFT
+    until ``last_computed_at + delay`` when ``delay`` is above zero (the worker finalizes them
+    then: ``finalize_at``); the others are numbered now (:func:`number_invoices`)."""
+    if delay <= timedelta(0):
+        return number_invoices(uow, ctx, drafts)
+
+    def held(invoice: Invoice) -> bool:
+        return (
+            invoice.billing_reason is BillingReason.SUBSCRIPTION_CYCLE
+            and invoice.invoice_status is InvoiceStatus.DRAFT
+        )
+
+    numbered = iter(number_invoices(uow, ctx, [invoice for invoice in drafts if not held(invoice)]))
+    return [
+        invoice.model_copy(update={"finalize_at": (invoice.last_computed_at or ctx.now) + delay})
+        if held(invoice)
+        else next(numbered)
+        for invoice in drafts
+    ]
+
+
 def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
     """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
-    (not stored yet)."""
-    skipped = invoice.invoice_status is InvoiceStatus.SKIPPED
+    or a draft (not stored yet)."""
+    finalized = invoice.invoice_status is InvoiceStatus.FINALIZED
     return notifications.notification(
-        ctx, "invoice.update" if skipped else "invoice.update.finalized", invoice
+        ctx, "invoice.update.finalized" if finalized else "invoice.update", invoice
     )
 
 

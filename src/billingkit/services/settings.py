@@ -40,6 +40,10 @@ class Settings:
       (``None``: never).
     - ``run_batch_size``: items claimed and committed together by ``run_due`` and the worker.
     - ``worker_interval``: seconds between the background worker's runs.
+    - ``invoice_finalization_delay``: how long a renewal invoice of the billing run stays DRAFT
+      before the worker finalizes it (at ``last_computed_at`` + the delay); ``timedelta(0)``, the
+      default, finalizes at once. Opening, activation, trial-end and direct invoices always
+      finalize at once.
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -49,6 +53,7 @@ class Settings:
     renewal_notice: timedelta | None = DEFAULT_RENEWAL_NOTICE
     run_batch_size: int = 500
     worker_interval: float = 60.0
+    invoice_finalization_delay: timedelta = timedelta(0)
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -62,6 +67,12 @@ class Settings:
         ):
             raise ValidationError(
                 "renewal_notice must be a timedelta of at least 0, or None", field="renewal_notice"
+            )
+        delay = self.invoice_finalization_delay
+        if not isinstance(delay, timedelta) or delay < timedelta(0):
+            raise ValidationError(
+                "invoice_finalization_delay must be a timedelta of at least 0",
+                field="invoice_finalization_delay",
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:

@@ -84,6 +84,12 @@ from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
 from billingkit.services.search import Searches, SearchRequest
+from billingkit.services.subscription_commitments import (
+    LineItemCommitmentConfig,
+    check_line_item_commitments,
+    commit_line_items,
+    commitment_periods,
+)
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -123,7 +129,6 @@ _NOT_YET = (
     "line_items",
     "override_line_items",
     "override_entitlements",
-    "line_item_commitments",
     "phases",
     "tax_rate_overrides",
     "inheritance",
@@ -207,7 +212,9 @@ class SubscriptionCreate(InputModel):
     line_items: Any = None
     override_line_items: Any = None
     override_entitlements: Any = None
-    line_item_commitments: Any = None
+    line_item_commitments: (
+        dict[Annotated[str, Field(min_length=1, max_length=64)], LineItemCommitmentConfig] | None
+    ) = None
     phases: Any = None
     subscription_coupons: Annotated[list[SubscriptionCouponInput], Field(max_length=_MAX_COUPONS)] | None = (
         None
@@ -264,10 +271,20 @@ class SubscriptionCreate(InputModel):
                 raise ValidationError("commitment_amount must be greater than 0", field="commitment_amount")
             if factor < 1:
                 raise ValidationError("overage_factor must be at least 1", field="overage_factor")
-        if self.commitment_duration not in (None, self.billing_period):
-            raise ValidationError(
-                "commitments over several billing periods are not supported by this version of billingkit",
-                field="commitment_duration",
+        commitment_periods(
+            self.commitment_duration,
+            self.billing_period,
+            self.billing_period_count,
+            field="commitment_duration",
+        )
+        if self.line_item_commitments:
+            if amount is not None:
+                raise ValidationError(
+                    "line_item_commitments cannot be combined with a subscription commitment_amount",
+                    field="line_item_commitments",
+                )
+            check_line_item_commitments(
+                self.line_item_commitments, self.billing_period, self.billing_period_count
             )
 
 
@@ -367,6 +384,11 @@ def create_subscription(
         "synced_price_sequence": next_sequence(uow, PriceEntityType.PLAN, plan.id) - 1,
     }
     sub = build(Subscription, fields)
+    if data.line_item_commitments:
+        meters = {m.id: m for m in uow.meters.find_many(li.meter_id for li in sub.line_items if li.meter_id)}
+        sub = sub.model_copy(
+            update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
+        )
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)

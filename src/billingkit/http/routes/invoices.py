@@ -1,7 +1,9 @@
-"""``/v1/invoices``: read, search, and the preview of a subscription's next invoice.
+"""``/v1/invoices``: read, search, the preview of a subscription's next invoice, direct invoices,
+and the lifecycle (update, finalize, void, payment status).
 
 Fixed paths (``/invoices/search``, ``/invoices/preview``) are declared before
-``/invoices/{invoice_id}``.
+``/invoices/{invoice_id}``. The reference's separate apply-discount and recalculate-discount
+routes do not exist (the update's ``apply_discount`` replaced them): they answer 404.
 """
 
 from __future__ import annotations
@@ -9,11 +11,21 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from billingkit.http.auth import EnvCaller
-from billingkit.http.rendering import WireRoute
+from billingkit.http.rendering import WireRoute, success
+from billingkit.http.schemas.base import SuccessResponse
 from billingkit.http.schemas.billing import InvoiceResponse, ListInvoicesResponse
+from billingkit.services.direct_invoices import InvoiceCreate
+from billingkit.services.invoice_lifecycle import PaymentUpdate
+from billingkit.services.invoice_updates import InvoiceUpdate
 from billingkit.services.invoices import InvoicePreview, InvoiceSearch
 
 router = APIRouter(prefix="/invoices", tags=["invoices"], route_class=WireRoute)
+
+
+@router.post("", status_code=201)
+def create_invoice(caller: EnvCaller, body: InvoiceCreate) -> InvoiceResponse:
+    """A direct (one-off) invoice; the same ``idempotency_key`` and body answer the same invoice."""
+    return InvoiceResponse.model_validate(caller.invoices.create(body).to_dict())
 
 
 @router.post("/search")
@@ -31,3 +43,27 @@ def preview_invoice(caller: EnvCaller, body: InvoicePreview) -> InvoiceResponse:
 @router.get("/{invoice_id}")
 def get_invoice(caller: EnvCaller, invoice_id: str) -> InvoiceResponse:
     return InvoiceResponse.model_validate(caller.invoices.get(invoice_id).to_dict())
+
+
+@router.put("/{invoice_id}")
+def update_invoice(caller: EnvCaller, invoice_id: str, body: InvoiceUpdate) -> InvoiceResponse:
+    """Edit ``due_date``, ``invoice_pdf_url``, ``metadata``; ``apply_discount`` recomputes a
+    draft's coupons and taxes; ``version`` (optional) must be the stored one (else 409)."""
+    return InvoiceResponse.model_validate(caller.invoices.update(invoice_id, body).to_dict())
+
+
+@router.post("/{invoice_id}/finalize")
+def finalize_invoice(caller: EnvCaller, invoice_id: str) -> SuccessResponse:
+    caller.invoices.finalize(invoice_id)
+    return success("invoice finalized successfully")
+
+
+@router.post("/{invoice_id}/void")
+def void_invoice(caller: EnvCaller, invoice_id: str) -> SuccessResponse:
+    caller.invoices.void(invoice_id)
+    return success("invoice voided successfully")
+
+
+@router.put("/{invoice_id}/payment")
+def update_payment_status(caller: EnvCaller, invoice_id: str, body: PaymentUpdate) -> InvoiceResponse:
+    return InvoiceResponse.model_validate(caller.invoices.update_payment(invoice_id, body).to_dict())

@@ -218,7 +218,7 @@ class CommitmentInfoResponse(WireModel):
     type: str
     amount: DecimalString | None
     quantity: DecimalString | None
-    duration: int
+    duration: BillingPeriod
     is_windowed: bool
     overage_factor: DecimalString
     true_up_enabled: bool

@@ -487,7 +487,14 @@ invoices = Table(
     _json("line_items", nullable=False),
     _json("metadata", nullable=False),
     Column("version", Integer(), nullable=False),
+    _instant("finalize_at"),
+    Column("request_fingerprint", String(64)),
+    _json("adjustment_sources"),
     *_scoped_indexes("invoices", "customer_id", unique_live=("invoice_number",)),
+    # A direct invoice's idempotency key names one invoice, whatever its status (NULLs never collide).
+    Index("uq_invoices_idempotency_key", "tenant_id", "environment_id", "idempotency_key", unique=True),
+    # Serves the worker's claim of drafts due for finalization across all scopes.
+    Index("ix_invoices_finalize_at", "finalize_at"),
     # One invoice per subscription, period and billing reason: a repeated or concurrent billing run
     # fails here instead of billing twice (NULL subscription ids never collide).
     Index(

@@ -189,6 +189,7 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "customer_id": f"cust_{n}",
             "subscription_id": f"subs_{n}",
             "invoice_number": f"INV-202603-{n:05d}",
+            "idempotency_key": f"idem_{n}",
             "invoice_status": "FINALIZED",
             "currency": "usd",
             "billing_reason": "SUBSCRIPTION_CYCLE",
