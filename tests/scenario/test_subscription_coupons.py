@@ -325,3 +325,29 @@ def test_a_draft_activated_later_keeps_its_repeated_coupon(make_world: Any) -> N
     w.run(at(2024, 6, 1))
     # Apr 80.00, May 80.00 (100.00 - 20 %), Jun 100.00
     assert totals(w.invoices(draft)) == [D("80.00"), D("80.00"), D("100.00")]
+
+
+def test_redemptions_counted_by_a_direct_invoice_count_for_subscriptions(make_world: Any) -> None:
+    w: World = make_world(at(2024, 1, 1))
+    coupon = w.s.coupons.create(
+        name="Two",
+        coupon_code="TWO",
+        type="percentage",
+        cadence="forever",
+        percentage_off="10",
+        max_redemptions=2,
+    )
+    w.s.invoices.create(
+        customer_id=w.customer.id,
+        currency="usd",
+        line_items=[{"amount": "100.00", "quantity": "1", "display_name": "Setup"}],
+        coupons=[coupon.id],
+        subtotal="100.00",
+        total="90.00",
+        amount_due="90.00",
+    )
+    assert w.s.coupons.get(coupon.id).total_redemptions == 1
+    subscribe(w, [fee("100")], subscription_coupons=[{"coupon_code": "TWO"}])
+    assert w.s.coupons.get(coupon.id).total_redemptions == 2  # 1 (direct invoice) + 1 (attachment)
+    with pytest.raises(ValidationError):
+        subscribe(w, [fee("100")], subscription_coupons=[{"coupon_code": "TWO"}])

@@ -180,7 +180,14 @@ def _check_redeemable(coupon: Coupon, sub: Subscription, now: datetime, field: s
 
 def _redeem(uow: UnitOfWork, ctx: Context, coupon: Coupon, field: str) -> Coupon:
     """Take one redemption of ``coupon`` (atomic, see the module doc) and store the new total."""
-    taken = uow.counters.next(f"coupon_redemptions:{coupon.id}")
+    name = f"coupon_redemptions:{coupon.id}"
+    taken = uow.counters.next(name)
+    # Holding the counter's lock now: read the coupon again, and catch the counter up with
+    # redemptions counted without it (direct invoices count theirs on the coupon row).
+    coupon = uow.coupons.get(coupon.id)
+    if taken <= coupon.total_redemptions:
+        behind = coupon.total_redemptions + 1 - taken
+        taken = uow.counters.next(name, count=behind) + behind - 1
     if coupon.max_redemptions is not None and taken > coupon.max_redemptions:
         raise ValidationError(
             f"coupon {coupon.id} has no redemptions left (max_redemptions {coupon.max_redemptions})",
