@@ -26,6 +26,7 @@ from billingkit.domain.catalog import (
     PriceUnit,
     TaxRate,
 )
+from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPayment, WebhookRequest
@@ -207,6 +208,7 @@ class Repositories(Protocol):
     entitlements: Repository[Entitlement]
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
+    coupon_associations: Repository[CouponAssociation]
     tax_rates: Repository[TaxRate]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]

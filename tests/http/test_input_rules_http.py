@@ -79,7 +79,6 @@ SUBSCRIPTION_RULES = [
         "subscription_status may only ask for draft, active or trialing",
     ),
     ({"billing_period": "ONETIME"}, "billing_period", "a subscription needs a recurring billing_period"),
-    ({"coupons": ["coupon_x"]}, "coupons", "coupons is not supported by this version of billingkit"),
 ]
 
 PRICE_RULES = [

@@ -418,7 +418,7 @@ def test_activate_bad_input(client: TestClient, test_key: dict[str, str], world:
         ({"subscription_status": "cancelled"}, "subscription_status"),
         ({"trial_period_days": -1}, "trial_period_days"),
         ({"billing_period_count": 0}, "billing_period_count"),
-        ({"coupons": ["WELCOME"]}, "coupons"),  # accepted by the reference, not carried out here
+        ({"coupons": ["WELCOME"]}, "coupons[0]"),  # no such coupon
     ],
 )
 def test_create_bad_input_is_400_and_writes_nothing(

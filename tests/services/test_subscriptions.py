@@ -177,7 +177,7 @@ BAD: list[Case] = [
     ("differing trial days", lambda c: {"plan_id": c.mixed_trials_plan_id}, "trial_period_days"),
     ("negative trial days", lambda c: {"trial_period_days": -1}, "trial_period_days"),
     ("addons", lambda c: {"addons": [{"addon_id": "addon_x", "quantity": 1}]}, "addons"),
-    ("coupons", lambda c: {"coupons": ["coupon_x"]}, "coupons"),
+    ("unknown coupon", lambda c: {"coupons": ["coupon_x"]}, "coupons[0]"),
     ("line items", lambda c: {"line_items": [{"price_id": "price_x"}]}, "line_items"),
     ("phases", lambda c: {"phases": [{"start_date": "2026-06-01T00:00:00Z"}]}, "phases"),
     ("auto invoice threshold", lambda c: {"auto_invoice_threshold": "100"}, "auto_invoice_threshold"),

@@ -24,7 +24,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.money import ZERO
@@ -34,6 +34,7 @@ from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime
 
 __all__ = [
+    "COUPON_APPLICATION_KEYS",
     "DEFAULT_DUE_DAYS",
     "INVOICE_PDF_PATH",
     "BillingReason",
@@ -46,6 +47,33 @@ __all__ = [
     "invoice_number",
     "invoice_number_key",
 ]
+
+#: The keys of an invoice's coupon application record, in wire order. PostgreSQL's JSONB keeps
+#: keys in an order of its own, so records read back are put in this one (other keys follow).
+COUPON_APPLICATION_KEYS = (
+    "id",
+    "tenant_id",
+    "environment_id",
+    "status",
+    "created_at",
+    "updated_at",
+    "created_by",
+    "updated_by",
+    "invoice_id",
+    "invoice_line_item_id",
+    "subscription_id",
+    "coupon_id",
+    "coupon_association_id",
+    "coupon_snapshot",
+    "discount_type",
+    "discount_percentage",
+    "discounted_amount",
+    "original_price",
+    "final_price",
+    "currency",
+    "applied_at",
+    "metadata",
+)
 
 #: Where the REST adapter serves an invoice's PDF: the ``invoice_pdf_url`` an invoice shows when
 #: none was set (relative to the server, which only the adapter knows).
@@ -180,6 +208,17 @@ class Invoice(EnvironmentResource):
     finalize_at: UtcDatetime | None = None
     request_fingerprint: str | None = None
     adjustment_sources: dict[str, Any] | None = None
+
+    @field_validator("coupon_applications")
+    @classmethod
+    def _wire_key_order(cls, records: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        return tuple(
+            {
+                **{key: record[key] for key in COUPON_APPLICATION_KEYS if key in record},
+                **{key: value for key, value in record.items() if key not in COUPON_APPLICATION_KEYS},
+            }
+            for record in records
+        )
 
     def __str__(self) -> str:
         return repr(self)

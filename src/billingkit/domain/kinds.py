@@ -35,6 +35,7 @@ from billingkit.domain.catalog import (
     PriceUnit,
     TaxRate,
 )
+from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
@@ -213,6 +214,14 @@ KINDS: dict[str, Kind] = {
             filters=searchable(plan_id=IN, addon_id=IN, subscription_id=IN, scope=EQ),
         ),
         _catalog("coupons", "coupon", Coupon, ("coupon_code",), searchable(coupon_code=IN)),
+        _catalog(
+            "coupon_associations",
+            "coupon association",
+            CouponAssociation,
+            filters=searchable(
+                subscription_id=(EQ, IN), coupon_id=(EQ, IN), start_date=Op.LTE, end_date=(EQ, Op.GT)
+            ),
+        ),
         _catalog(
             "tax_rates",
             "tax rate",

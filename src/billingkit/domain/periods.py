@@ -372,6 +372,16 @@ class BillingSchedule:
         instant = ensure_utc(instant, "instant")
         return self._boundary(self._index_at_or_before(instant, "instant") + 1, "instant")
 
+    def boundary_after_periods(self, instant: datetime, periods: int) -> datetime:
+        """The boundary ``periods`` billing periods after the start of the period containing
+        ``instant`` (the period of ``instant`` counts as the first, even when it started earlier).
+
+        Example: monthly anchor 1 Jan, instant 1 Jan, 2 periods → 1 Mar; instant 15 Jan → 1 Mar.
+        Raises ``ValidationError`` (field ``end_date``) beyond the supported date range.
+        """
+        instant = ensure_utc(instant, "start_date")
+        return self._boundary(self._index_at_or_before(instant, "start_date") + periods, "end_date")
+
     def previous_boundary(self, instant: datetime) -> datetime:
         """The last boundary strictly before ``instant`` (the previous billing date), in UTC.
 

@@ -28,6 +28,7 @@ from billingkit.services import (
     invoice_updates,
     invoices,
     notifications,
+    subscription_modify,
     subscriptions,
 )
 
@@ -158,6 +159,11 @@ class Subscriptions(Area):
     list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
     search = list
     for_customer = IdOp(subscriptions.customer_subscriptions)
+    #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
+    #: "coupon_code": "..."})``; other types are refused by this version.
+    modify = IdRequestOp(
+        subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
+    )
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

@@ -19,6 +19,7 @@ from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     addons,
+    coupon_association_reads,
     coupons,
     credit_grants,
     entitlements,
@@ -203,7 +204,9 @@ class CreditGrants(Area):
 
 
 class Coupons(Area):
-    """Coupons; only ``name`` and ``metadata`` change after creation."""
+    """Coupons; only ``name`` and ``metadata`` change after creation. ``associations(...)`` lists
+    where coupons are attached (filters ``subscription_ids``, ``coupon_ids``, ``active_only``,
+    ``expand``), ``association(id)`` reads one with its coupon."""
 
     create = RequestOp(coupons.create_coupon, coupons.CouponCreate)
     get = IdOp(coupons.get_coupon)
@@ -212,6 +215,11 @@ class Coupons(Area):
     delete = IdOp(coupons.delete_coupon)
     list = RequestOp(coupons.list_coupons, coupons.CouponSearch)
     search = list
+    #: Coupon associations (coupons attached to subscriptions by create and modify).
+    associations = RequestOp(
+        coupon_association_reads.list_coupon_associations, coupon_association_reads.CouponAssociationSearch
+    )
+    association = IdOp(coupon_association_reads.get_coupon_association)
 
 
 class TaxRates(Area):

@@ -14,7 +14,7 @@ everything of a batch commits together or not at all.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -29,6 +29,11 @@ from billingkit.errors import BillingError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context, DueRun
+from billingkit.services.coupon_associations import (
+    applied_association_ids,
+    record_applications,
+    with_applications,
+)
 from billingkit.services.invoicing import (
     Charge,
     Snapshot,
@@ -163,6 +168,7 @@ def _bill_scope(
     usage = _measure(uow, subs, charges, snapshot, report)
     billed: list[_Billed] = []
     drafts: list[Invoice] = []  # unnumbered, in billing order
+    applications: Counter[str] = Counter()  # coupon association id -> invoices it discounted
     for sub in subs:
         if sub.id not in usage:
             continue
@@ -171,6 +177,7 @@ def _bill_scope(
         sequence = sub.billing_sequence
         built: list[Invoice] = []
         invoiced: list[bool] = []
+        applied: list[str] = []
         try:
             for charge, used in zip(charges[sub.id], usage.pop(sub.id), strict=True):
                 item = compute_invoice(charge, snapshot, used, as_of=ctx.now)
@@ -178,10 +185,17 @@ def _bill_scope(
                 if item.draft.lines:
                     sequence += 1
                     built.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
+                if item.draft.coupon_applications:
+                    # A catch-up invoice after this one sees the coupon used once more.
+                    ids = applied_association_ids(item.draft.coupon_applications)
+                    applied += ids
+                    current = snapshot.coupon_associations[sub.id]
+                    snapshot.coupon_associations[sub.id] = with_applications(current, ids)
         except BillingError as exc:
             _failed(report, sub, exc)
             continue
         drafts += built
+        applications.update(applied)
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
         billed.append(_Billed(sub, updated, plan, invoiced))
 
@@ -210,6 +224,7 @@ def _bill_scope(
                 events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
     uow.invoices.add_many(stored)
     uow.subscriptions.update_many(changes)
+    record_applications(uow, ctx, applications)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored
     report.invoice_count += len(stored)

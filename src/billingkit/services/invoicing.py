@@ -53,6 +53,7 @@ from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
+from billingkit.services.coupon_associations import load_coupon_associations
 from billingkit.services.invoice_adjustments import (
     AppliedTaxRate,
     coupon_application_records,
@@ -172,7 +173,8 @@ def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
 
 
 def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Snapshot:
-    """What ``subscriptions`` (of the unit of work's scope) are priced with."""
+    """What ``subscriptions`` (of the unit of work's scope) are priced with, their live coupon
+    associations and the coupons of those included."""
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
@@ -199,6 +201,7 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Sna
         if feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
+    snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     return snapshot
 
 

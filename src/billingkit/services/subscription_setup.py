@@ -21,6 +21,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, 
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
+from billingkit.services.coupon_associations import count_applications, record_applications
 from billingkit.services.invoicing import (
     Charge,
     Snapshot,
@@ -193,4 +194,5 @@ def open_subscription(
         return sub
     sequence = sub.billing_sequence + 1
     issue_invoice(uow, ctx, build_invoice(ctx, computed, snapshot, billing_sequence=sequence))
+    record_applications(uow, ctx, count_applications(computed.draft.coupon_applications))
     return sub.model_copy(update={"billing_sequence": sequence})

@@ -17,6 +17,9 @@ Rules (``docs/billing-rules.md`` has worked examples):
   on calendar boundaries (``billing_anchor`` is then refused). Periods are computed in ``timezone``
   (default: the customer's). Activating a draft at a new start keeps a requested ``billing_anchor``
   and moves a derived anchor to the new start.
+* Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
+  attached as coupon associations before the opening invoice, which they may discount
+  (:mod:`billingkit.services.coupon_associations` has their rules).
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
   highest price sequence the line items were built from.
 
@@ -70,6 +73,13 @@ from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
+from billingkit.services.coupon_association_reads import subscription_coupon_associations
+from billingkit.services.coupon_associations import (
+    SubscriptionCouponInput,
+    attach_coupons,
+    coupon_requests,
+    move_with_activation,
+)
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
@@ -120,14 +130,14 @@ _NOT_YET = (
     "override_line_items",
     "override_entitlements",
     "phases",
-    "subscription_coupons",
-    "coupons",
-    "line_item_coupons",
     "tax_rate_overrides",
     "inheritance",
     "checkout",
     "auto_invoice_threshold",
 )
+
+#: Most coupons one request may attach through each of its coupon fields.
+_MAX_COUPONS = 100
 
 # The request fields a new subscription stores as they were given.
 _STORED_AS_GIVEN = frozenset(
@@ -168,6 +178,11 @@ _BEHAVIOURS = {
 
 
 class SubscriptionCreate(InputModel):
+    """A new subscription. Coupons: ``subscription_coupons`` [{coupon_code, price_id?,
+    start_date?, end_date?}] (``price_id``: the coupon discounts that price's line item). The
+    deprecated ``coupons`` (coupon ids) and ``line_item_coupons`` ({price_id: [coupon ids]}) are
+    still accepted and attach the same associations; prefer ``subscription_coupons``."""
+
     plan_id: NonEmptyStr
     currency: CurrencyCode
     billing_period: BillingPeriod
@@ -201,9 +216,19 @@ class SubscriptionCreate(InputModel):
         dict[Annotated[str, Field(min_length=1, max_length=64)], LineItemCommitmentConfig] | None
     ) = None
     phases: Any = None
-    subscription_coupons: Any = None
-    coupons: Any = None
-    line_item_coupons: Any = None
+    subscription_coupons: Annotated[list[SubscriptionCouponInput], Field(max_length=_MAX_COUPONS)] | None = (
+        None
+    )
+    #: Deprecated: coupon ids on the whole subscription; use ``subscription_coupons``.
+    coupons: Annotated[list[NonEmptyStr], Field(max_length=_MAX_COUPONS)] | None = None
+    #: Deprecated: price id -> coupon ids on that price's line item; use ``subscription_coupons``.
+    line_item_coupons: (
+        Annotated[
+            dict[NonEmptyStr, Annotated[list[NonEmptyStr], Field(max_length=_MAX_COUPONS)]],
+            Field(max_length=_MAX_COUPONS),
+        ]
+        | None
+    ) = None
     tax_rate_overrides: Any = None
     inheritance: Any = None
     checkout: Any = None
@@ -364,6 +389,9 @@ def create_subscription(
         sub = sub.model_copy(
             update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
         )
+    requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
+    if requests:
+        attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)
     snapshot = load_snapshot(uow, [sub])
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
@@ -390,6 +418,7 @@ def activate_subscription(
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
     activated = activated.model_copy(update=ctx.touch())
+    move_with_activation(uow, ctx, sub, activated)
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     customer = uow.customers.find(activated.customer_id)
@@ -417,7 +446,10 @@ def get_subscription_v2(
         )
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     plan_sequence = next_sequence(uow, PriceEntityType.PLAN, sub.plan_id) - 1
-    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence)
+    associations = (
+        tuple(subscription_coupon_associations(uow, sub)) if "coupon_associations" in wanted else ()
+    )
+    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence, associations)
 
 
 def search_subscriptions(uow: UnitOfWork, ctx: Context, *, search: SubscriptionSearch) -> Page[Subscription]:

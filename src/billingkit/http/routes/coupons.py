@@ -1,4 +1,4 @@
-"""``/v1/coupons``."""
+"""``/v1/coupons`` and ``/v1/coupons/associations`` (declared before ``/coupons/{coupon_id}``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from fastapi import APIRouter, Query
 
 from billingkit.domain.resources import Status
 from billingkit.http.auth import EnvCaller
-from billingkit.http.params import Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
+from billingkit.http.params import Expand, Limit, Offset, Order, SortField, StatusParam, csv_list, sort_by
 from billingkit.http.rendering import WireRoute, success
 from billingkit.http.schemas.adjustments import CouponResponse, ListCouponsResponse
 from billingkit.http.schemas.base import SuccessResponse
+from billingkit.http.schemas.billing import CouponAssociationResponse, ListCouponAssociationsResponse
+from billingkit.services.coupon_association_reads import CouponAssociationSearch
 from billingkit.services.coupons import CouponCreate, CouponSearch, CouponUpdate
 
 router = APIRouter(prefix="/coupons", tags=["coupons"], route_class=WireRoute)
@@ -43,6 +45,35 @@ def list_coupons(
         coupon_codes=csv_list(coupon_codes),
     )
     return ListCouponsResponse.model_validate(caller.coupons.list(search).to_dict())
+
+
+@router.get("/associations")
+def list_coupon_associations(
+    caller: EnvCaller,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    subscription_ids: Annotated[list[str] | None, Query()] = None,
+    coupon_ids: Annotated[list[str] | None, Query()] = None,
+    active_only: bool = False,
+    expand: Expand = None,
+) -> ListCouponAssociationsResponse:
+    """Coupons attached to subscriptions (newest first); ``expand``: ``coupon``,
+    ``subscription_line_items``."""
+    search = CouponAssociationSearch(
+        limit=limit,
+        offset=offset,
+        subscription_ids=csv_list(subscription_ids),
+        coupon_ids=csv_list(coupon_ids),
+        active_only=active_only,
+        expand=expand,
+    )
+    return ListCouponAssociationsResponse.model_validate(caller.coupons.associations(search).to_dict())
+
+
+@router.get("/associations/{association_id}")
+def get_coupon_association(caller: EnvCaller, association_id: str) -> CouponAssociationResponse:
+    """One association with its ``coupon`` (and ``subscription_line_item`` when line-level)."""
+    return CouponAssociationResponse.model_validate(caller.coupons.association(association_id).to_dict())
 
 
 @router.post("/search")

@@ -14,9 +14,11 @@ from billingkit.http.params import Expand
 from billingkit.http.rendering import WireRoute
 from billingkit.http.schemas.billing import (
     ListSubscriptionsResponse,
+    SubscriptionModifyResponse,
     SubscriptionResponse,
     SubscriptionResponseV2,
 )
+from billingkit.services.subscription_modify import ExecuteSubscriptionModifyRequest
 from billingkit.services.subscriptions import SubscriptionActivate, SubscriptionCreate, SubscriptionSearch
 
 router = APIRouter(tags=["subscriptions"], route_class=WireRoute)
@@ -62,6 +64,17 @@ def activate_subscription(
     start_date = body.start_date if body is not None else None
     return SubscriptionResponse.model_validate(
         caller.subscriptions.activate(subscription_id, start_date=start_date).to_dict()
+    )
+
+
+@router.post("/subscriptions/{subscription_id}/modify/execute")
+def modify_subscription(
+    caller: EnvCaller, subscription_id: str, body: ExecuteSubscriptionModifyRequest
+) -> SubscriptionModifyResponse:
+    """``type: coupon`` with ``coupon_params`` (``add`` by ``coupon_code``, ``remove`` by
+    ``coupon_association_id``); other types are a 400 on ``type`` in this version."""
+    return SubscriptionModifyResponse.model_validate(
+        caller.subscriptions.modify(subscription_id, body).to_dict()
     )
 
 

@@ -10,6 +10,7 @@ from billingkit import (
     BillingPeriod,
     BillingReason,
     CollectionMethod,
+    CouponType,
     InvoiceCadence,
     InvoiceStatus,
     InvoiceType,
@@ -23,6 +24,7 @@ from billingkit import (
     SubscriptionStatus,
     SubscriptionType,
 )
+from billingkit.http.schemas.adjustments import CouponResponse
 from billingkit.http.schemas.base import (
     DecimalString,
     EnvironmentRecordResponse,
@@ -33,11 +35,15 @@ from billingkit.http.schemas.base import (
 
 __all__ = [
     "CommitmentInfoResponse",
+    "CouponApplicationResponse",
+    "CouponAssociationResponse",
     "InvoiceLineItemResponse",
     "InvoiceResponse",
+    "ListCouponAssociationsResponse",
     "ListInvoicesResponse",
     "ListSubscriptionsResponse",
     "SubscriptionLineItemResponse",
+    "SubscriptionModifyResponse",
     "SubscriptionResponse",
     "SubscriptionResponseV2",
 ]
@@ -133,13 +139,35 @@ class SubscriptionResponse(EnvironmentRecordResponse):
     version: int
 
 
+class CouponAssociationResponse(EnvironmentRecordResponse):
+    """A coupon attached to a subscription (``subscription_line_item_id`` null) or to one of its
+    line items, discounting from ``start_date`` until ``end_date`` (null: open). ``coupon`` and
+    ``subscription_line_item`` appear when expanded (the single read always has them)."""
+
+    coupon_id: str
+    subscription_id: str
+    subscription_line_item_id: str | None
+    subscription_phase_id: str | None
+    start_date: Timestamp
+    end_date: Timestamp | None
+    metadata: dict[str, str]
+    coupon: CouponResponse | None = None
+    subscription_line_item: SubscriptionLineItemResponse | None = None
+
+
+class ListCouponAssociationsResponse(WireModel):
+    items: list[CouponAssociationResponse]
+    pagination: PaginationResponse
+
+
 class SubscriptionResponseV2(SubscriptionResponse):
     """``GET /subscriptions/{id}/v2``: ``line_items`` only when ``subscription_line_items`` is
-    expanded; ``coupon_associations``, ``credit_grants`` and ``phases`` only when expanded (empty
-    in this version); ``plan_prices_out_of_sync`` when the plan has prices its lines lack."""
+    expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` and ``phases``
+    (empty in this version) only when expanded; ``plan_prices_out_of_sync`` when the plan has
+    prices its lines lack."""
 
     plan_prices_out_of_sync: bool
-    coupon_associations: list[dict[str, Any]] = []
+    coupon_associations: list[CouponAssociationResponse] = []
     credit_grants: list[dict[str, Any]] = []
     phases: list[dict[str, Any]] = []
 
@@ -147,6 +175,41 @@ class SubscriptionResponseV2(SubscriptionResponse):
 class ListSubscriptionsResponse(WireModel):
     items: list[SubscriptionResponse]
     pagination: PaginationResponse
+
+
+class SubscriptionModifyResponse(WireModel):
+    """``POST /subscriptions/{id}/modify/execute``: the subscription after the change."""
+
+    subscription: SubscriptionResponse
+
+
+class CouponApplicationResponse(WireModel):
+    """One coupon that discounted an invoice: ``original_price`` - ``discounted_amount`` =
+    ``final_price`` (decimal strings in ``currency``); ``invoice_line_item_id`` names the line of a
+    line-item coupon (null for an invoice-level one); ``coupon_snapshot`` is the coupon as it was."""
+
+    id: str
+    tenant_id: str
+    environment_id: str
+    status: Status
+    created_at: Timestamp
+    updated_at: Timestamp
+    created_by: str
+    updated_by: str
+    invoice_id: str
+    invoice_line_item_id: str | None
+    subscription_id: str | None
+    coupon_id: str
+    coupon_association_id: str | None
+    coupon_snapshot: dict[str, Any]
+    discount_type: CouponType
+    discount_percentage: DecimalString | None
+    discounted_amount: DecimalString
+    original_price: DecimalString
+    final_price: DecimalString
+    currency: str
+    applied_at: Timestamp
+    metadata: dict[str, str]
 
 
 class CommitmentInfoResponse(WireModel):
@@ -246,7 +309,7 @@ class InvoiceResponse(EnvironmentRecordResponse):
     idempotency_key: str | None
     invoice_pdf_url: str | None
     recalculated_invoice_id: str | None
-    coupon_applications: list[dict[str, Any]]
+    coupon_applications: list[CouponApplicationResponse]
     taxes: list[dict[str, Any]]
     line_items: list[InvoiceLineItemResponse]
     metadata: dict[str, str]

@@ -351,6 +351,21 @@ coupons = Table(
     *_scoped_indexes("coupons", unique_live=("coupon_code",)),
 )
 
+coupon_associations = Table(
+    "coupon_associations",
+    metadata,
+    *_common(),
+    Column("coupon_id", String(64), nullable=False),
+    Column("subscription_id", String(64), nullable=False),
+    Column("subscription_line_item_id", String(64)),
+    Column("subscription_phase_id", String(64)),
+    Column("start_date", UtcDateTime(), nullable=False),
+    Column("end_date", UtcDateTime()),
+    Column("applications", Integer(), nullable=False),
+    _json("metadata", nullable=False),
+    *_scoped_indexes("coupon_associations", "subscription_id", "coupon_id"),
+)
+
 tax_rates = Table(
     "tax_rates",
     metadata,
@@ -581,6 +596,7 @@ TABLES: dict[str, Table] = {
     "entitlements": entitlements,
     "credit_grants": credit_grants,
     "coupons": coupons,
+    "coupon_associations": coupon_associations,
     "tax_rates": tax_rates,
     "subscriptions": subscriptions,
     "invoices": invoices,

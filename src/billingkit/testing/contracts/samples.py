@@ -137,6 +137,15 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "max_redemptions": 100,
             "rules": {"min_amount": "10"},
         },
+        "coupon_associations": {
+            "coupon_id": f"coupon_{n}",
+            "subscription_id": f"subs_{n}",
+            "subscription_line_item_id": f"subs_line_{n}",
+            "start_date": T0,
+            "end_date": T0 + timedelta(days=62, microseconds=1),
+            "applications": 2,
+            "metadata": {"source": "signup"},
+        },
         "tax_rates": {
             "name": f"VAT {n}",
             "code": f"VAT{n}",

@@ -1,0 +1,186 @@
+"""Changing a live subscription in place (the reference's ``/subscriptions/{id}/modify/execute``).
+
+This version carries out ``type: coupon``: ``add`` attaches a coupon (by ``coupon_code``) to the
+subscription or one of its line items with the same checks and atomic redemption limit as
+subscription create; ``remove`` archives an association, so later invoices lose its discount
+(invoices already issued keep theirs). Every other ``type`` is refused with a 400 on ``type``.
+A change bumps the subscription's ``version`` and records ``subscription.updated``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Self
+
+from pydantic import model_validator
+
+from billingkit.domain.access import Action
+from billingkit.domain.resources import Status
+from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
+from billingkit.domain.validation import InputModel, NonEmptyStr, UtcDatetime
+from billingkit.errors import InvalidOperation, ValidationError
+from billingkit.ports import UnitOfWork
+from billingkit.services import notifications
+from billingkit.services.context import Context
+from billingkit.services.coupon_associations import CouponRequest, attach_coupons
+from billingkit.services.records import archive, get_live
+
+__all__ = [
+    "ExecuteSubscriptionModifyRequest",
+    "SubModifyCouponAction",
+    "SubModifyCouponParams",
+    "SubscriptionModifyResult",
+    "SubscriptionModifyType",
+    "modify_subscription",
+]
+
+ENTITY = "subscription"
+LABEL = "subscription"
+
+
+class SubscriptionModifyType(StrEnum):
+    INHERITANCE = "inheritance"
+    QUANTITY_CHANGE = "quantity_change"
+    GROUPED_INVOICING = "grouped_invoicing"
+    TRIAL_END = "trial_end"
+    COUPON = "coupon"
+    TAX = "tax"
+    ADDON = "addon"
+
+
+class SubModifyCouponAction(StrEnum):
+    ADD = "add"
+    REMOVE = "remove"
+
+
+class SubModifyCouponParams(InputModel):
+    """``add``: ``coupon_code`` (required), on ``subscription_line_item_id`` (else the whole
+    subscription), from ``start_date`` (default now) until ``end_date``. ``remove``:
+    ``coupon_association_id`` (required). ``subscription_id``, when given, must be the path's."""
+
+    action: SubModifyCouponAction
+    coupon_code: NonEmptyStr | None = None
+    coupon_association_id: NonEmptyStr | None = None
+    start_date: UtcDatetime | None = None
+    end_date: UtcDatetime | None = None
+    subscription_id: NonEmptyStr | None = None
+    subscription_line_item_id: NonEmptyStr | None = None
+
+    @model_validator(mode="after")
+    def _required_by_action(self) -> Self:
+        if self.action is SubModifyCouponAction.ADD and self.coupon_code is None:
+            raise ValidationError(
+                "coupon_code is required to add a coupon", field="coupon_params.coupon_code"
+            )
+        if self.action is SubModifyCouponAction.REMOVE and self.coupon_association_id is None:
+            raise ValidationError(
+                "coupon_association_id is required to remove a coupon",
+                field="coupon_params.coupon_association_id",
+            )
+        if self.subscription_id is not None and self.subscription_line_item_id is not None:
+            raise ValidationError(
+                "subscription_id and subscription_line_item_id exclude each other",
+                field="coupon_params.subscription_line_item_id",
+            )
+        return self
+
+
+class ExecuteSubscriptionModifyRequest(InputModel):
+    """The reference's ``ExecuteSubscriptionModifyRequest``; only ``type: coupon`` with
+    ``coupon_params`` is carried out by this version."""
+
+    type: SubscriptionModifyType
+    coupon_params: SubModifyCouponParams | None = None
+    addon_params: dict[str, Any] | None = None
+    checkout: dict[str, Any] | None = None
+    grouped_invoicing_params: dict[str, Any] | None = None
+    inheritance_params: dict[str, Any] | None = None
+    quantity_change_params: dict[str, Any] | None = None
+    tax_params: dict[str, Any] | None = None
+    trial_end_params: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _coupon_only(self) -> Self:
+        if self.type is not SubscriptionModifyType.COUPON:
+            raise ValidationError(
+                f"modify type {self.type.value} is not supported by this version of billingkit", field="type"
+            )
+        if self.coupon_params is None:
+            raise ValidationError("coupon_params is required for type coupon", field="coupon_params")
+        for name in (
+            "addon_params",
+            "checkout",
+            "grouped_invoicing_params",
+            "inheritance_params",
+            "quantity_change_params",
+            "tax_params",
+            "trial_end_params",
+        ):
+            if getattr(self, name) is not None:
+                raise ValidationError(f"{name} does not go with type coupon", field=name)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionModifyResult:
+    """The reference's ``SubscriptionModifyResponse``: the subscription after the change."""
+
+    subscription: Subscription
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"subscription": self.subscription.to_dict()}
+
+
+def _add(uow: UnitOfWork, ctx: Context, sub: Subscription, params: SubModifyCouponParams) -> None:
+    if params.subscription_id is not None and params.subscription_id != sub.id:
+        raise ValidationError(
+            f"subscription_id {params.subscription_id} is not subscription {sub.id}",
+            field="coupon_params.subscription_id",
+        )
+    request = CouponRequest(
+        coupon_field="coupon_params.coupon_code",
+        coupon_code=params.coupon_code,
+        line_item_id=params.subscription_line_item_id,
+        price_field="coupon_params.subscription_line_item_id",
+        start_date=params.start_date,
+        end_date=params.end_date,
+        path="coupon_params.",
+    )
+    attach_coupons(uow, ctx, sub, [request], default_start=ctx.now, new_subscription=False)
+
+
+def _remove(uow: UnitOfWork, ctx: Context, sub: Subscription, association_id: str) -> None:
+    association = uow.coupon_associations.find(association_id)
+    if (
+        association is None
+        or association.status is not Status.PUBLISHED
+        or association.subscription_id != sub.id
+    ):
+        raise ValidationError(
+            f"subscription {sub.id} has no coupon association {association_id}",
+            field="coupon_params.coupon_association_id",
+        )
+    archive(uow.coupon_associations, association, ctx)
+
+
+def modify_subscription(
+    uow: UnitOfWork, ctx: Context, *, subscription_id: str, data: ExecuteSubscriptionModifyRequest
+) -> SubscriptionModifyResult:
+    """Carry out ``data`` on the subscription (see the module doc). Raises ``NotFound``,
+    ``InvalidOperation`` for a cancelled subscription, ``ValidationError`` naming the field (then
+    nothing is written, the redemption taken included), ``VersionConflict`` when the subscription
+    changed meanwhile."""
+    ctx.require(ENTITY, Action.WRITE)
+    sub = get_live(uow.subscriptions, LABEL, subscription_id)
+    if sub.subscription_status is SubscriptionStatus.CANCELLED:
+        raise InvalidOperation(f"subscription {sub.id} is cancelled")
+    params = data.coupon_params
+    assert params is not None  # the request model requires it for type coupon
+    if params.action is SubModifyCouponAction.ADD:
+        _add(uow, ctx, sub, params)
+    else:
+        _remove(uow, ctx, sub, params.coupon_association_id or "")
+    updated = uow.subscriptions.update(sub.model_copy(update=ctx.touch()), expected_version=sub.version)
+    notifications.notify(uow, ctx, "subscription.updated", updated, uow.customers.find(updated.customer_id))
+    return SubscriptionModifyResult(updated)
