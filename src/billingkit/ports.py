@@ -24,6 +24,7 @@ from billingkit.domain.catalog import (
     Plan,
     Price,
     PriceUnit,
+    TaxAssociation,
     TaxRate,
 )
 from billingkit.domain.customers import Customer
@@ -208,6 +209,7 @@ class Repositories(Protocol):
     credit_grants: Repository[CreditGrant]
     coupons: Repository[Coupon]
     tax_rates: Repository[TaxRate]
+    tax_associations: Repository[TaxAssociation]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
     wallet_transactions: Ledger[WalletTransaction]

@@ -29,6 +29,7 @@ from billingkit.http.routes import (
     price_units,
     prices,
     subscriptions,
+    tax_associations,
     tax_rates,
     usage,
 )
@@ -69,6 +70,7 @@ def build_app(
         credit_grants,
         coupons,
         tax_rates,
+        tax_associations,
         events,
         usage,
         subscriptions,

@@ -58,6 +58,7 @@ from billingkit.services.invoice_adjustments import (
     coupon_application_records,
     tax_application_records,
 )
+from billingkit.services.tax_resolution import load_subscription_tax_rates
 
 __all__ = [
     "Charge",
@@ -152,8 +153,9 @@ def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
     return {item.id: item for item in repo.find_many(ids)}
 
 
-def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Snapshot:
-    """What ``subscriptions`` (of the unit of work's scope) are priced with."""
+def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime) -> Snapshot:
+    """What ``subscriptions`` (of the unit of work's scope) are priced with when their invoices are
+    computed at ``at`` (the tax associations in force then)."""
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
@@ -179,6 +181,7 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Sna
         feature = features.get(entitlement.feature_id)
         if feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
     return snapshot
 
 

@@ -84,6 +84,7 @@ from billingkit.services.subscription_setup import (
     plan_line_items,
 )
 from billingkit.services.subscription_views import V2_EXPANSIONS, SubscriptionV2, subscription_payload
+from billingkit.services.tax_resolution import TaxRateOverride, override_associations
 
 __all__ = [
     "SubscriptionActivate",
@@ -102,6 +103,8 @@ __all__ = [
 
 ENTITY = "subscription"
 LABEL = "subscription"
+#: Most tax rate overrides one subscription may carry.
+MAX_TAX_RATE_OVERRIDES = 20
 #: Longest trial accepted, in days (ten years).
 MAX_TRIAL_DAYS = 3650
 
@@ -118,7 +121,6 @@ _NOT_YET = (
     "subscription_coupons",
     "coupons",
     "line_item_coupons",
-    "tax_rate_overrides",
     "inheritance",
     "checkout",
     "auto_invoice_threshold",
@@ -197,7 +199,9 @@ class SubscriptionCreate(InputModel):
     subscription_coupons: Any = None
     coupons: Any = None
     line_item_coupons: Any = None
-    tax_rate_overrides: Any = None
+    tax_rate_overrides: Annotated[list[TaxRateOverride], Field(max_length=MAX_TAX_RATE_OVERRIDES)] | None = (
+        None
+    )
     inheritance: Any = None
     checkout: Any = None
     auto_invoice_threshold: Any = None
@@ -342,7 +346,10 @@ def create_subscription(
         "synced_price_sequence": next_sequence(uow, PriceEntityType.PLAN, plan.id) - 1,
     }
     sub = build(Subscription, fields)
-    snapshot = load_snapshot(uow, [sub])
+    if data.tax_rate_overrides:
+        # Stored first, so the opening invoice below is taxed by them.
+        uow.tax_associations.add_many(override_associations(uow, ctx, sub, data.tax_rate_overrides))
+    snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)

@@ -22,7 +22,9 @@ from billingkit import (
     Status,
     SubscriptionStatus,
     SubscriptionType,
+    TaxRateEntityType,
 )
+from billingkit.http.schemas.adjustments import TaxRateResponse
 from billingkit.http.schemas.base import (
     DecimalString,
     EnvironmentRecordResponse,
@@ -40,6 +42,7 @@ __all__ = [
     "SubscriptionLineItemResponse",
     "SubscriptionResponse",
     "SubscriptionResponseV2",
+    "TaxAppliedResponse",
 ]
 
 
@@ -209,6 +212,32 @@ class InvoiceLineItemResponse(WireModel):
     updated_by: str
 
 
+class TaxAppliedResponse(WireModel):
+    """One tax line of an invoice (the reference's ``TaxAppliedResponse``): ``tax_amount``
+    charged by ``tax_rate_id`` (embedded as it was when applied) on ``taxable_amount`` (subtotal
+    minus discounts), brought by ``tax_association_id`` (none when the invoice named the rate)."""
+
+    id: str
+    tenant_id: str
+    environment_id: str
+    status: Status
+    created_at: Timestamp
+    updated_at: Timestamp
+    created_by: str
+    updated_by: str
+    tax_rate_id: str
+    tax_association_id: str | None
+    entity_type: TaxRateEntityType
+    entity_id: str
+    taxable_amount: DecimalString
+    tax_amount: DecimalString
+    currency: str
+    applied_at: Timestamp
+    idempotency_key: str
+    tax_rate: TaxRateResponse | None
+    metadata: dict[str, str]
+
+
 class InvoiceResponse(EnvironmentRecordResponse):
     """An invoice; money fields are decimal strings in ``currency``."""
 
@@ -247,7 +276,7 @@ class InvoiceResponse(EnvironmentRecordResponse):
     invoice_pdf_url: str | None
     recalculated_invoice_id: str | None
     coupon_applications: list[dict[str, Any]]
-    taxes: list[dict[str, Any]]
+    taxes: list[TaxAppliedResponse]
     line_items: list[InvoiceLineItemResponse]
     metadata: dict[str, str]
     version: int
