@@ -57,6 +57,15 @@ def test_layer_directions() -> None:
         "services": ("billingkit.storage", "billingkit.http", "billingkit.facade", "sqlalchemy", "fastapi"),
         "storage": ("billingkit.services", "billingkit.http", "billingkit.facade", "fastapi"),
         "http": ("billingkit.storage", "sqlalchemy"),
+        # Documents are drawn from domain records; whoever needs one reads the records first.
+        "documents": (
+            "billingkit.services",
+            "billingkit.storage",
+            "billingkit.http",
+            "billingkit.facade",
+            "sqlalchemy",
+            "fastapi",
+        ),
         # In-process adapters of the outside-party ports: like storage, they see ports and domain.
         "providers": (
             "billingkit.services",
@@ -83,6 +92,17 @@ def test_only_the_http_adapter_imports_prometheus() -> None:
         for path in SRC.rglob("*.py")
         if "http" not in path.relative_to(SRC).parts
         and any(name.split(".")[0] == "prometheus_client" for name in _imports(path))
+    ]
+    assert offenders == []
+
+
+def test_only_the_documents_package_imports_the_pdf_library() -> None:
+    """fpdf2 is the optional ``pdf`` extra: one package draws PDFs, and imports it on first use."""
+    offenders = [
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "documents" not in path.relative_to(SRC).parts
+        and any(name.split(".")[0] == "fpdf" for name in _imports(path))
     ]
     assert offenders == []
 

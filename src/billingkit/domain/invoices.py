@@ -34,6 +34,7 @@ from billingkit.domain.validation import UtcDatetime
 
 __all__ = [
     "DEFAULT_DUE_DAYS",
+    "INVOICE_PDF_PATH",
     "BillingReason",
     "Invoice",
     "InvoiceLineItem",
@@ -44,6 +45,10 @@ __all__ = [
     "invoice_number",
     "invoice_number_key",
 ]
+
+#: Where the REST adapter serves an invoice's PDF: the ``invoice_pdf_url`` an invoice shows when
+#: none was set (relative to the server, which only the adapter knows).
+INVOICE_PDF_PATH = "/v1/invoices/{invoice_id}/pdf"
 
 #: Days after the period end an invoice without payment terms is due.
 DEFAULT_DUE_DAYS = 1
@@ -185,8 +190,10 @@ class Invoice(EnvironmentResource):
     def to_dict(self, *, traces: bool = True) -> dict[str, Any]:
         """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
         the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
-        leaves out each line's ``trace`` (webhook payloads carry the invoice without them)."""
+        leaves out each line's ``trace`` (webhook payloads carry the invoice without them).
+        ``invoice_pdf_url`` is the one set on the invoice, else :data:`INVOICE_PDF_PATH`."""
         data = self.model_dump(mode="json", exclude=None if traces else _WITHOUT_TRACES)
+        data["invoice_pdf_url"] = self.invoice_pdf_url or INVOICE_PDF_PATH.format(invoice_id=self.id)
         common = {
             "invoice_id": self.id,
             "customer_id": self.customer_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from billingkit.documents import render_invoice_pdf
 from billingkit.domain.access import Account, ApiKey, Environment
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
@@ -18,7 +19,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
-from billingkit.services import access, customers, invoices, notifications, subscriptions
+from billingkit.services import access, customers, invoice_documents, invoices, notifications, subscriptions
 
 if TYPE_CHECKING:
     from billingkit.facade.scoped import Scoped
@@ -182,3 +183,18 @@ class Invoices(Area):
     ) -> Invoice:
         """Same as ``scoped.subscriptions.preview_invoice``: the next invoice, not stored."""
         return _preview(self, subscription_id, period_start, period_end, hide_zero_charges_line_items)
+
+    def pdf(self, invoice_id: str, *, locale: str | None = None) -> bytes:
+        """The invoice's document as PDF bytes (``application/pdf``): seller (the tenant's name),
+        customer, number (``DRAFT`` before one is given), dates, lines with their periods and
+        quantities, discounts, taxes and totals, money written in the customer's locale (its
+        ``metadata["locale"]``, else its ``address_country``, else ``en_US``; ``locale`` overrides it).
+
+        Raises ``NotFound`` for an unknown invoice, ``ValidationError`` for an unknown ``locale``
+        and ``ConfigurationError`` naming ``pip install 'billingkit[pdf]'`` without the ``pdf``
+        extra. The invoice is read in one unit of work and drawn after it ends.
+        """
+        document = self._s.run(invoice_documents.load_invoice_document, invoice_id=invoice_id)
+        return render_invoice_pdf(
+            document.invoice, customer=document.customer, seller=document.seller, locale=locale
+        )

@@ -23,6 +23,7 @@ from billingkit.http.routes import (
     events,
     features,
     groups,
+    invoice_documents,
     invoices,
     meters,
     plans,
@@ -75,6 +76,7 @@ def build_app(
         usage,
         subscriptions,
         invoices,
+        invoice_documents,
     ):
         include(module.router, "/v1")
     install_openapi(app)
