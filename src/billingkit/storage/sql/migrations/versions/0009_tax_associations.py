@@ -4,7 +4,7 @@ One row per association (rate, entity, priority, auto_apply, optional currency, 
 end_date) window). Billing reads a batch's associations by entity id, the list route by rate.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-12-02 10:00:00
 """
 
@@ -18,7 +18,7 @@ import billingkit.storage.sql.types
 
 revision: str = "0009"
 # 0008 is the coupons revision of the same issue; the chain is fixed at merge if it lands later.
-down_revision: str | None = "0007"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
