@@ -24,6 +24,7 @@ from billingkit.domain.catalog import (
     Plan,
     Price,
     PriceUnit,
+    TaxAssociation,
     TaxRate,
 )
 from billingkit.domain.coupon_associations import CouponAssociation
@@ -210,6 +211,7 @@ class Repositories(Protocol):
     coupons: Repository[Coupon]
     coupon_associations: Repository[CouponAssociation]
     tax_rates: Repository[TaxRate]
+    tax_associations: Repository[TaxAssociation]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
     wallet_transactions: Ledger[WalletTransaction]

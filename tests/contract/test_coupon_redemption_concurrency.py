@@ -38,14 +38,14 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStorage
 
 @pytest.fixture
 def slow_redemption(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = coupon_associations._redeem
+    real = coupon_associations.redeem
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         taken = real(*args, **kwargs)
         time.sleep(0.2)  # holding the counter's lock: the other create must queue behind it
         return taken
 
-    monkeypatch.setattr(coupon_associations, "_redeem", slow)
+    monkeypatch.setattr(coupon_associations, "redeem", slow)
 
 
 def test_last_redemption_goes_to_exactly_one_of_two_concurrent_creates(

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from billingkit.domain.catalog.prices import PriceType
+from billingkit.domain.catalog.tax_rates import TaxRate
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource, iso
@@ -220,6 +221,13 @@ class Invoice(EnvironmentResource):
             for record in records
         )
 
+    @field_validator("taxes")
+    @classmethod
+    def _taxes_in_record_order(cls, taxes: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        """Each tax record with its keys (and its embedded rate's) in the record's own order:
+        a store may give JSON objects back with their keys reordered (PostgreSQL's JSONB does)."""
+        return tuple(_in_order(tax, TAX_RECORD_FIELDS) for tax in taxes)
+
     def __str__(self) -> str:
         return repr(self)
 
@@ -257,6 +265,42 @@ class Invoice(EnvironmentResource):
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
 _INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
 _WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
+
+#: The keys of an invoice's tax record (the reference's ``TaxAppliedResponse``), in the order
+#: :func:`billingkit.services.invoice_adjustments.tax_application_records` writes them.
+TAX_RECORD_FIELDS = (
+    "id",
+    "tenant_id",
+    "environment_id",
+    "status",
+    "created_at",
+    "updated_at",
+    "created_by",
+    "updated_by",
+    "tax_rate_id",
+    "tax_association_id",
+    "entity_type",
+    "entity_id",
+    "taxable_amount",
+    "tax_amount",
+    "currency",
+    "applied_at",
+    "idempotency_key",
+    "tax_rate",
+    "metadata",
+)
+_TAX_RATE_FIELDS = tuple(TaxRate.model_fields)
+
+
+def _in_order(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``record`` with ``keys`` first, in that order (then any other key as it came), and its
+    embedded ``tax_rate`` in the tax rate's field order."""
+    ordered = {key: record[key] for key in keys if key in record}
+    ordered.update((key, value) for key, value in record.items() if key not in ordered)
+    rate = ordered.get("tax_rate")
+    if isinstance(rate, dict):
+        ordered["tax_rate"] = _in_order(rate, _TAX_RATE_FIELDS)
+    return ordered
 
 
 def invoice_number_key(at: datetime) -> str:

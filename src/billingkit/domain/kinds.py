@@ -33,6 +33,7 @@ from billingkit.domain.catalog import (
     Plan,
     Price,
     PriceUnit,
+    TaxAssociation,
     TaxRate,
 )
 from billingkit.domain.coupon_associations import CouponAssociation
@@ -228,6 +229,12 @@ KINDS: dict[str, Kind] = {
             TaxRate,
             ("code",),
             searchable(code=IN, scope=EQ, tax_rate_status=EQ),
+        ),
+        _catalog(
+            "tax_associations",
+            "tax association",
+            TaxAssociation,
+            filters=searchable(entity_type=EQ, entity_id=(EQ, IN), tax_rate_id=EQ),
         ),
         Kind(
             "subscriptions",

@@ -1,5 +1,5 @@
 """The catalogue areas of ``Scoped``: plans, add-ons, prices, price units, groups, meters, features,
-entitlements, credit grants, coupons and tax rates.
+entitlements, credit grants, coupons, tax rates and tax associations.
 
 Each operation is declared (see :mod:`billingkit.facade.operations`): it takes its request model
 (``plans.create(PlanCreate(...))``) or that model's fields as keyword arguments
@@ -29,6 +29,7 @@ from billingkit.services import (
     plans,
     price_units,
     prices,
+    tax_associations,
     tax_rates,
 )
 from billingkit.services.entitlements import expand_entitlements
@@ -44,6 +45,7 @@ __all__ = [
     "Plans",
     "PriceUnits",
     "Prices",
+    "TaxAssociations",
     "TaxRates",
 ]
 
@@ -230,3 +232,15 @@ class TaxRates(Area):
     update = IdRequestOp(tax_rates.update_tax_rate, tax_rates.TaxRateUpdate)
     delete = IdOp(tax_rates.delete_tax_rate)
     list = RequestOp(tax_rates.list_tax_rates, tax_rates.TaxRateSearch)
+
+
+class TaxAssociations(Area):
+    """Which tax rate applies to a subscription, a customer or the whole environment (``tenant``);
+    answers embed the ``tax_rate``. Only ``auto_apply``, ``priority`` and ``metadata`` change;
+    ``delete`` archives (invoices computed afterwards are not taxed by it)."""
+
+    create = RequestOp(tax_associations.create_tax_association, tax_associations.TaxAssociationCreate)
+    get = IdOp(tax_associations.get_tax_association)
+    update = IdRequestOp(tax_associations.update_tax_association, tax_associations.TaxAssociationUpdate)
+    delete = IdOp(tax_associations.delete_tax_association)
+    list = RequestOp(tax_associations.list_tax_associations, tax_associations.TaxAssociationSearch)

@@ -58,6 +58,7 @@ class Scoped:
     credit_grants = cached_property(catalog.CreditGrants)
     coupons = cached_property(catalog.Coupons)
     tax_rates = cached_property(catalog.TaxRates)
+    tax_associations = cached_property(catalog.TaxAssociations)
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
 

@@ -30,6 +30,7 @@ from billingkit.http.routes import (
     price_units,
     prices,
     subscriptions,
+    tax_associations,
     tax_rates,
     usage,
 )
@@ -70,6 +71,7 @@ def build_app(
         credit_grants,
         coupons,
         tax_rates,
+        tax_associations,
         events,
         usage,
         subscriptions,

@@ -164,7 +164,7 @@ def _bill_scope(
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
     charges = {sub.id: _charges(sub, plans[sub.id]) for sub in subs}
-    snapshot = load_snapshot(uow, subs)
+    snapshot = load_snapshot(uow, subs, at=ctx.now)
     usage = _measure(uow, subs, charges, snapshot, report)
     billed: list[_Billed] = []
     drafts: list[Invoice] = []  # unnumbered, in billing order

@@ -50,6 +50,7 @@ __all__ = [
     "load_coupon_associations",
     "move_with_activation",
     "record_applications",
+    "redeem",
     "with_applications",
 ]
 
@@ -178,19 +179,23 @@ def _check_redeemable(coupon: Coupon, sub: Subscription, now: datetime, field: s
         )
 
 
-def _redeem(uow: UnitOfWork, ctx: Context, coupon: Coupon, field: str) -> Coupon:
-    """Take one redemption of ``coupon`` (atomic, see the module doc) and store the new total."""
+def redeem(uow: UnitOfWork, ctx: Context, coupon: Coupon, *, field: str, count: int = 1) -> Coupon:
+    """Take ``count`` redemptions of ``coupon`` (atomic, see the module doc) and store the new
+    total; ``ValidationError`` naming ``field`` when fewer are left (nothing is taken then: the
+    caller's unit of work rolls back, and the counter with it)."""
     name = f"coupon_redemptions:{coupon.id}"
-    taken = uow.counters.next(name)
-    # Holding the counter's lock now: read the coupon again, and catch the counter up with
-    # redemptions counted without it (direct invoices count theirs on the coupon row).
+    taken = uow.counters.next(name, count=count) + count - 1
+    # Holding the counter's lock now: read the coupon again, and catch the counter up with a
+    # total the coupon row holds beyond it (a total stored before the counter existed).
     coupon = uow.coupons.get(coupon.id)
-    if taken <= coupon.total_redemptions:
-        behind = coupon.total_redemptions + 1 - taken
+    if taken - count < coupon.total_redemptions:
+        behind = coupon.total_redemptions + count - taken
         taken = uow.counters.next(name, count=behind) + behind - 1
     if coupon.max_redemptions is not None and taken > coupon.max_redemptions:
+        left = max(coupon.max_redemptions - (taken - count), 0)
         raise ValidationError(
-            f"coupon {coupon.id} has no redemptions left (max_redemptions {coupon.max_redemptions})",
+            f"coupon {coupon.id} has {left} redemptions left (max_redemptions {coupon.max_redemptions}); "
+            f"{count} asked",
             field=field,
         )
     return uow.coupons.update(coupon.model_copy(update={"total_redemptions": taken, **ctx.touch()}))
@@ -237,7 +242,7 @@ def attach_coupons(
         line_item_id = _line_item_id(sub, request)
         start, end = _window(sub, coupon, request, default_start)
         _check_redeemable(coupon, sub, ctx.now, request.coupon_field)
-        _redeem(uow, ctx, coupon, request.coupon_field)
+        redeem(uow, ctx, coupon, field=request.coupon_field)
         if not new_subscription:
             _check_cadence(coupon, _used(uow, sub.id, coupon.id), request.coupon_field)
         added.append(

@@ -52,18 +52,19 @@ from billingkit.errors import AlreadyExists, IdempotencyConflict, InvalidOperati
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
+from billingkit.services.coupon_associations import redeem
 from billingkit.services.invoice_adjustments import AppliedTaxRate
-from billingkit.services.invoice_sources import direct_sources, resolve_tax_rate
+from billingkit.services.invoice_sources import direct_sources
 from billingkit.services.invoice_updates import recompute_adjustments
 from billingkit.services.invoicing import number_invoices
 from billingkit.services.records import get_live
+from billingkit.services.tax_resolution import TaxRateOverride, resolve_invoice_tax_rates
 
 __all__ = [
     "InvoiceCouponRequest",
     "InvoiceCreate",
     "InvoiceLineCreate",
     "LineItemCouponRequest",
-    "TaxRateOverrideRequest",
     "create_invoice",
 ]
 
@@ -87,17 +88,6 @@ class LineItemCouponRequest(InputModel):
     coupon_id: NonEmptyStr
     line_item_id: NonEmptyStr
     coupon_association_id: Key | None = None
-
-
-class TaxRateOverrideRequest(InputModel):
-    """A tax rate by code for this invoice's currency; ``auto_apply: false`` names it without
-    applying it. Rates apply in ``priority`` order (lowest first), after ``tax_rates``."""
-
-    currency: CurrencyCode
-    tax_rate_code: NonEmptyStr
-    auto_apply: bool = True
-    priority: int = 0
-    metadata: Metadata = {}
 
 
 class InvoiceLineCreate(InputModel):
@@ -167,7 +157,7 @@ class InvoiceCreate(InputModel):
     invoice_coupons: list[InvoiceCouponRequest] = Field(default_factory=list)
     line_item_coupons: list[LineItemCouponRequest] = Field(default_factory=list)
     tax_rates: list[NonEmptyStr] = Field(default_factory=list)
-    tax_rate_overrides: list[TaxRateOverrideRequest] = Field(default_factory=list)
+    tax_rate_overrides: list[TaxRateOverride] = Field(default_factory=list)
 
     def fingerprint(self) -> str:
         """The digest the idempotency key is held to: the whole request except the key."""
@@ -236,22 +226,21 @@ def _coupons(
     return named, stored
 
 
-def _tax_rates(uow: UnitOfWork, request: InvoiceCreate) -> list[AppliedTaxRate]:
-    rates = [resolve_tax_rate(uow, ref, field=f"tax_rates[{i}]") for i, ref in enumerate(request.tax_rates)]
-    overrides = sorted(enumerate(request.tax_rate_overrides), key=lambda pair: pair[1].priority)
-    for i, override in overrides:
-        field = f"tax_rate_overrides[{i}]"
-        if override.currency != request.currency:
-            raise ValidationError(
-                f"the override is for {override.currency}, the invoice is in {request.currency}",
-                field=f"{field}.currency",
-            )
-        if override.auto_apply:
-            rates.append(resolve_tax_rate(uow, override.tax_rate_code, field=f"{field}.tax_rate_code"))
-    ids = [rate.id for rate in rates]
-    if len(set(ids)) != len(ids):
-        raise ValidationError("a tax rate is named twice on the invoice", field="tax_rates")
-    return [AppliedTaxRate(rate) for rate in rates]
+def _tax_rates(
+    uow: UnitOfWork, ctx: Context, request: InvoiceCreate, customer_id: str
+) -> list[AppliedTaxRate]:
+    """The rates named on the request (``tax_rates``, then the applied ``tax_rate_overrides`` by
+    priority), else the customer's, else the tenant's tax associations in force now."""
+    return list(
+        resolve_invoice_tax_rates(
+            uow,
+            customer_id=customer_id,
+            currency=request.currency,
+            at=ctx.now,
+            tax_rates=request.tax_rates,
+            tax_rate_overrides=request.tax_rate_overrides,
+        )
+    )
 
 
 def _lines(ctx: Context, request: InvoiceCreate) -> list[InvoiceLineItem]:
@@ -336,7 +325,7 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate) -> 
             )
     lines = _lines(ctx, request)
     named, stored = _coupons(uow, ctx, request, lines)
-    rates = _tax_rates(uow, request)
+    rates = _tax_rates(uow, ctx, request, customer.id)
     invoice_id = ctx.ids.new("inv")
     issued_at = ctx.now
     draft = Invoice(
@@ -382,7 +371,7 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate) -> 
         if key is not None and (found := _existing(uow, key, fingerprint)) is not None:
             return found
         raise
-    _redeem(uow, ctx, computed, stored)
+    _redeem(uow, ctx, computed)
     invoice = computed
     if request.invoice_status is not InvoiceStatus.DRAFT:
         (invoice,) = number_invoices(uow, ctx, [computed])
@@ -403,19 +392,11 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate) -> 
     return invoice
 
 
-def _redeem(uow: UnitOfWork, ctx: Context, invoice: Invoice, stored: dict[str, Coupon]) -> None:
-    """Count each coupon application as one redemption (reference notes §5), within each coupon's
-    ``max_redemptions``."""
+def _redeem(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
+    """Count each coupon application as one redemption (reference notes §5), taken from the
+    coupon's redemption counter like a subscription's attachment, within ``max_redemptions``."""
     used: dict[str, int] = {}
     for record in invoice.coupon_applications:
         used[record["coupon_id"]] = used.get(record["coupon_id"], 0) + 1
     for coupon_id, count in used.items():
-        coupon = uow.coupons.get(coupon_id)
-        total = coupon.total_redemptions + count
-        if coupon.max_redemptions is not None and total > coupon.max_redemptions:
-            raise ValidationError(
-                f"coupon {coupon_id} has {coupon.max_redemptions - coupon.total_redemptions} "
-                f"redemptions left, this invoice would use {count}",
-                field="coupons",
-            )
-        uow.coupons.update(coupon.model_copy(update={"total_redemptions": total, **ctx.touch()}))
+        redeem(uow, ctx, uow.coupons.get(coupon_id), field="coupons", count=count)

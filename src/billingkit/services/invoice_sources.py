@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from billingkit.domain.catalog import Coupon, TaxRate
@@ -18,12 +19,11 @@ from billingkit.domain.coupons import CouponAssociation
 from billingkit.domain.invoice_adjustments import InvoiceCoupon, invoice_coupon_associations
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.resources import Status
-from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.invoice_adjustments import AppliedTaxRate
 from billingkit.services.invoicing import load_snapshot
 
-__all__ = ["Adjustments", "invoice_adjustment_sources", "resolve_tax_rate"]
+__all__ = ["Adjustments", "invoice_adjustment_sources"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +38,6 @@ class Adjustments:
     given_association_ids: Mapping[tuple[str, str | None], str | None] | None = None
 
 
-def resolve_tax_rate(uow: UnitOfWork, id_or_code: str, *, field: str) -> TaxRate:
-    """The live, ACTIVE tax rate with this id, else with this code. ``ValidationError`` naming
-    ``field`` when there is none."""
-    rate = uow.tax_rates.find(id_or_code)
-    if rate is None or rate.status is not Status.PUBLISHED:
-        rate = uow.tax_rates.find_one(code=id_or_code)
-    if rate is None:
-        raise ValidationError(f"no tax rate with id or code {id_or_code!r}", field=field)
-    if rate.tax_rate_status is not TaxRateStatus.ACTIVE:
-        raise ValidationError(f"tax rate {rate.code} is {rate.tax_rate_status.value}", field=field)
-    return rate
-
-
 def direct_sources(coupons: Sequence[InvoiceCoupon], rates: Sequence[TaxRate]) -> dict[str, Any]:
     """The ``adjustment_sources`` a direct invoice keeps: coupon ids (with the line each discounts
     and the caller's association id) and tax rate ids, in order."""
@@ -63,8 +50,8 @@ def direct_sources(coupons: Sequence[InvoiceCoupon], rates: Sequence[TaxRate]) -
     }
 
 
-def invoice_adjustment_sources(uow: UnitOfWork, invoice: Invoice) -> Adjustments:
-    """What ``apply_discount`` recomputes ``invoice`` with now.
+def invoice_adjustment_sources(uow: UnitOfWork, invoice: Invoice, *, at: datetime) -> Adjustments:
+    """What ``apply_discount`` recomputes ``invoice`` with at ``at`` (the recompute instant).
 
     A subscription invoice: its subscription's coupon associations and tax rates as the snapshot
     loads them (removed associations are not loaded). A direct invoice: the coupons and tax rates
@@ -76,7 +63,7 @@ def invoice_adjustment_sources(uow: UnitOfWork, invoice: Invoice) -> Adjustments
         sub = uow.subscriptions.find(invoice.subscription_id)
         if sub is None:
             return Adjustments((), {}, ())
-        snapshot = load_snapshot(uow, [sub])
+        snapshot = load_snapshot(uow, [sub], at=at)
         return Adjustments(
             snapshot.coupon_associations.get(sub.id, ()),
             snapshot.coupons,

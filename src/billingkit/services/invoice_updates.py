@@ -173,7 +173,7 @@ def update_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str, request: I
     expected = invoice.version if request.version is None else request.version
     changed = invoice
     if request.apply_discount:
-        sources = invoice_adjustment_sources(uow, invoice)
+        sources = invoice_adjustment_sources(uow, invoice, at=ctx.now)
         changed = recompute_adjustments(
             ctx,
             invoice,

@@ -129,7 +129,7 @@ def preview_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoicePreview) -
         if sub.end_date is None or window.end < sub.end_date:
             following = sub.schedule().first_period(window.end, end_date=sub.end_date)
         charge = Charge(sub, BillingReason.SUBSCRIPTION_CYCLE, "preview", window, following)
-    snapshot = load_snapshot(uow, [sub])
+    snapshot = load_snapshot(uow, [sub], at=ctx.now)
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
     invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sub.billing_sequence + 1)
     if request.hide_zero_charges_line_items:

@@ -73,6 +73,7 @@ from billingkit.services.subscription_commitments import (
     load_commitment_usage,
     wire_commitment_info,
 )
+from billingkit.services.tax_resolution import load_subscription_tax_rates
 
 __all__ = [
     "Charge",
@@ -172,9 +173,9 @@ def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
     return {item.id: item for item in repo.find_many(ids)}
 
 
-def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Snapshot:
-    """What ``subscriptions`` (of the unit of work's scope) are priced with, their live coupon
-    associations and the coupons of those included."""
+def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime) -> Snapshot:
+    """What ``subscriptions`` (of the unit of work's scope) are priced with when their invoices are
+    computed at ``at`` (the tax associations in force then)."""
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
@@ -202,6 +203,7 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription]) -> Sna
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
+    snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
     return snapshot
 
 

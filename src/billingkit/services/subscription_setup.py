@@ -188,7 +188,7 @@ def open_subscription(
     if sub.subscription_status is not SubscriptionStatus.ACTIVE:
         return sub
     charge = Charge(sub, reason, "period_start", Period(sub.current_period_start, sub.current_period_end))
-    snapshot = snapshot or load_snapshot(uow, [sub])
+    snapshot = snapshot or load_snapshot(uow, [sub], at=ctx.now)
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
     if not computed.draft.lines:
         return sub

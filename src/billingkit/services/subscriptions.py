@@ -100,6 +100,7 @@ from billingkit.services.subscription_setup import (
     plan_line_items,
 )
 from billingkit.services.subscription_views import V2_EXPANSIONS, SubscriptionV2, subscription_payload
+from billingkit.services.tax_resolution import TaxRateOverride, override_associations
 
 __all__ = [
     "SubscriptionActivate",
@@ -118,6 +119,8 @@ __all__ = [
 
 ENTITY = "subscription"
 LABEL = "subscription"
+#: Most tax rate overrides one subscription may carry.
+MAX_TAX_RATE_OVERRIDES = 20
 #: Longest trial accepted, in days (ten years).
 MAX_TRIAL_DAYS = 3650
 
@@ -130,7 +133,6 @@ _NOT_YET = (
     "override_line_items",
     "override_entitlements",
     "phases",
-    "tax_rate_overrides",
     "inheritance",
     "checkout",
     "auto_invoice_threshold",
@@ -229,7 +231,9 @@ class SubscriptionCreate(InputModel):
         ]
         | None
     ) = None
-    tax_rate_overrides: Any = None
+    tax_rate_overrides: Annotated[list[TaxRateOverride], Field(max_length=MAX_TAX_RATE_OVERRIDES)] | None = (
+        None
+    )
     inheritance: Any = None
     checkout: Any = None
     auto_invoice_threshold: Any = None
@@ -392,7 +396,10 @@ def create_subscription(
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)
-    snapshot = load_snapshot(uow, [sub])
+    if data.tax_rate_overrides:
+        # Stored first, so the opening invoice below is taxed by them.
+        uow.tax_associations.add_many(override_associations(uow, ctx, sub, data.tax_rate_overrides))
+    snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)

@@ -58,6 +58,13 @@ from billingkit.domain.catalog.prices import (
     check_price,
     display_amount,
 )
+from billingkit.domain.catalog.tax_associations import (
+    DEFAULT_TAX_PRIORITY,
+    TaxAssociation,
+    TaxRateEntityType,
+    applicable_tax_rates,
+    tax_association_applies,
+)
 from billingkit.domain.catalog.tax_rates import (
     TaxRate,
     TaxRateScope,
@@ -68,6 +75,7 @@ from billingkit.domain.catalog.tax_rates import (
 
 __all__ = [
     "CRITICAL_PRICE_FIELDS",
+    "DEFAULT_TAX_PRIORITY",
     "MAX_REDEMPTIONS",
     "Addon",
     "AddonDetail",
@@ -109,11 +117,14 @@ __all__ = [
     "PriceUnitType",
     "ReportingUnit",
     "ResetUsage",
+    "TaxAssociation",
     "TaxRate",
+    "TaxRateEntityType",
     "TaxRateScope",
     "TaxRateStatus",
     "TaxRateType",
     "UsageResetPeriod",
+    "applicable_tax_rates",
     "check_coupon",
     "check_credit_grant",
     "check_entitlement",
@@ -122,4 +133,5 @@ __all__ = [
     "check_price",
     "check_tax_rate",
     "display_amount",
+    "tax_association_applies",
 ]

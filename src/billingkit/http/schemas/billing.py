@@ -23,8 +23,9 @@ from billingkit import (
     Status,
     SubscriptionStatus,
     SubscriptionType,
+    TaxRateEntityType,
 )
-from billingkit.http.schemas.adjustments import CouponResponse
+from billingkit.http.schemas.adjustments import CouponResponse, TaxRateResponse
 from billingkit.http.schemas.base import (
     DecimalString,
     EnvironmentRecordResponse,
@@ -46,6 +47,7 @@ __all__ = [
     "SubscriptionModifyResponse",
     "SubscriptionResponse",
     "SubscriptionResponseV2",
+    "TaxAppliedResponse",
 ]
 
 
@@ -272,6 +274,32 @@ class InvoiceLineItemResponse(WireModel):
     updated_by: str
 
 
+class TaxAppliedResponse(WireModel):
+    """One tax line of an invoice (the reference's ``TaxAppliedResponse``): ``tax_amount``
+    charged by ``tax_rate_id`` (embedded as it was when applied) on ``taxable_amount`` (subtotal
+    minus discounts), brought by ``tax_association_id`` (none when the invoice named the rate)."""
+
+    id: str
+    tenant_id: str
+    environment_id: str
+    status: Status
+    created_at: Timestamp
+    updated_at: Timestamp
+    created_by: str
+    updated_by: str
+    tax_rate_id: str
+    tax_association_id: str | None
+    entity_type: TaxRateEntityType
+    entity_id: str
+    taxable_amount: DecimalString
+    tax_amount: DecimalString
+    currency: str
+    applied_at: Timestamp
+    idempotency_key: str
+    tax_rate: TaxRateResponse | None
+    metadata: dict[str, str]
+
+
 class InvoiceResponse(EnvironmentRecordResponse):
     """An invoice; money fields are decimal strings in ``currency``."""
 
@@ -310,7 +338,7 @@ class InvoiceResponse(EnvironmentRecordResponse):
     invoice_pdf_url: str | None
     recalculated_invoice_id: str | None
     coupon_applications: list[CouponApplicationResponse]
-    taxes: list[dict[str, Any]]
+    taxes: list[TaxAppliedResponse]
     line_items: list[InvoiceLineItemResponse]
     metadata: dict[str, str]
     version: int

@@ -382,6 +382,24 @@ tax_rates = Table(
     *_scoped_indexes("tax_rates", unique_live=("code",)),
 )
 
+tax_associations = Table(
+    "tax_associations",
+    metadata,
+    *_common(),
+    Column("tax_rate_id", String(64), nullable=False),
+    Column("entity_type", String(16), nullable=False),
+    Column("entity_id", String(255), nullable=False),
+    Column("priority", Integer(), nullable=False),
+    Column("auto_apply", Boolean(), nullable=False),
+    Column("currency", String(3)),
+    Column("start_date", UtcDateTime(), nullable=False),
+    Column("end_date", UtcDateTime()),
+    _json("metadata", nullable=False),
+    # Billing reads a batch's associations by entity; the list route filters by rate.
+    *_scoped_indexes("tax_associations", "tax_rate_id"),
+    Index("ix_tax_associations_entity", "tenant_id", "environment_id", "entity_id", "entity_type"),
+)
+
 
 def _money(name: str, *, nullable: bool = False) -> Column[object]:
     return Column(name, ExactDecimal(), nullable=nullable)
@@ -598,6 +616,7 @@ TABLES: dict[str, Table] = {
     "coupons": coupons,
     "coupon_associations": coupon_associations,
     "tax_rates": tax_rates,
+    "tax_associations": tax_associations,
     "subscriptions": subscriptions,
     "invoices": invoices,
     "wallet_transactions": wallet_transactions,

@@ -152,6 +152,17 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "tax_rate_type": "percentage",
             "percentage_value": "20",
         },
+        "tax_associations": {
+            "tax_rate_id": "taxrate_1",
+            "entity_type": "customer",
+            "entity_id": f"cust_{n}",
+            "priority": 10,
+            "auto_apply": True,
+            "currency": "usd",
+            "start_date": T0,
+            "end_date": T0 + timedelta(days=365),
+            "metadata": {"region": "eu"},
+        },
         # Subscriptions and invoices embed their line items as JSON: the round trip proves that
         # decimals, instants and enums inside them come back exactly.
         "subscriptions": {

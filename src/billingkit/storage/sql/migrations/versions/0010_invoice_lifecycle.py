@@ -7,7 +7,7 @@ collide); ``request_fingerprint`` is the digest of the request a key was first u
 ``adjustment_sources`` keeps the coupons and tax rates a direct invoice was created with.
 
 Revision ID: 0010
-Revises: 0008 (0009 once the taxes revision is merged: the lead sets the chain)
+Revises: 0009
 Create Date: 2026-11-25 10:00:00
 """
 
@@ -20,7 +20,7 @@ from sqlalchemy.dialects import postgresql
 import billingkit.storage.sql.types
 
 revision: str = "0010"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
