@@ -74,8 +74,11 @@ from bench.bench_ingest import (
     reset_postgres,
 )
 from billingkit import Billing, Scoped, SqlStorage, TestClock
+from billingkit.domain.catalog.tax_associations import TaxAssociation, TaxRateEntityType
+from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
+from billingkit.domain.money import round_money
 from billingkit.domain.subscriptions import Subscription
 from billingkit.storage.sql.mapping import row_encoder
 from billingkit.storage.sql.tables import TABLES
@@ -98,6 +101,9 @@ SLAB = (
 )
 PACKAGE_BYTES = 250_000
 PACKAGE_PRICE = Decimal("0.10")
+# One subscription in ``--adjusted-every`` carries a 10 % coupon (forever) and a 20 % tax.
+COUPON_PERCENT = Decimal(10)
+TAX_PERCENT = Decimal(20)
 MONTHLY = {"currency": "usd", "billing_period": "MONTHLY"}
 
 
@@ -168,11 +174,16 @@ class Cohort:
     size: int
     first: int  # index of its first customer
     customers: list[str] = field(default_factory=list)  # external ids
+    adjusted_every: int = 0  # every n-th customer's subscription has the coupon and the tax (0: none)
     # external id -> (api.request events, bytes stored) in the first period
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.customers = [f"cust-{i:06d}" for i in range(self.first, self.first + self.size)]
+
+    def adjusted(self, external_id: str) -> bool:
+        """Whether this customer's subscription carries the coupon and the tax."""
+        return self.adjusted_every > 0 and int(external_id.removeprefix("cust-")) % self.adjusted_every == 0
 
 
 def event_rows(store: Store, cohorts: list[Cohort], seed: int) -> list[tuple[Any, ...]]:
@@ -227,7 +238,51 @@ def event_rows(store: Store, cohorts: list[Cohort], seed: int) -> list[tuple[Any
 @dataclass
 class Setup:
     plan_id: str = ""
+    coupon_id: str = ""
+    tax_rate_id: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _adjustments(cohort: Cohort, external_id: str) -> dict[str, Any]:
+    """What ``subscriptions.create`` is given for the coupon and the tax, when the customer has them."""
+    if not cohort.adjusted(external_id):
+        return {}
+    return {
+        "subscription_coupons": [{"coupon_code": "BENCH10"}],
+        "tax_rate_overrides": [{"tax_rate_code": "VAT20", "currency": "usd"}],
+    }
+
+
+def _association_rows(
+    billing: Billing, setup: Setup, sub: Subscription
+) -> tuple[CouponAssociation, TaxAssociation]:
+    """The coupon and tax associations ``subscriptions.create`` stores for an adjusted subscription."""
+    common = {
+        "tenant_id": sub.tenant_id,
+        "environment_id": sub.environment_id,
+        "created_at": sub.created_at,
+        "updated_at": sub.updated_at,
+        "created_by": sub.created_by,
+        "updated_by": sub.updated_by,
+    }
+    coupon = CouponAssociation(
+        id=billing.ids.new("coupon_assoc"),
+        **common,
+        coupon_id=setup.coupon_id,
+        subscription_id=sub.id,
+        start_date=sub.start_date,
+        applications=1,  # the opening invoice (counted, not stored) used it
+    )
+    tax = TaxAssociation(
+        id=billing.ids.new("taxassoc"),
+        **common,
+        tax_rate_id=setup.tax_rate_id,
+        entity_type=TaxRateEntityType.SUBSCRIPTION,
+        entity_id=sub.id,
+        currency="usd",
+        start_date=sub.start_date,
+    )
+    return coupon, tax
 
 
 def _copy_subscription(billing: Billing, template: Subscription, customer: Customer) -> Subscription:
@@ -258,16 +313,27 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
     )
     plan = scoped.plans.create(name="Pro", prices=_plan_prices(calls.id, stored.id))
     setup.plan_id = plan.id
+    setup.coupon_id = scoped.coupons.create(
+        name="Ten off",
+        type="percentage",
+        cadence="forever",
+        percentage_off=str(COUPON_PERCENT),
+        coupon_code="BENCH10",
+    ).id
+    setup.tax_rate_id = scoped.tax_rates.create(
+        name="VAT", code="VAT20", percentage_value=str(TAX_PERCENT)
+    ).id
     setup.seconds["schema and catalogue"] = time.perf_counter() - started
 
-    def through_library(customer: str, start: datetime) -> tuple[Customer, Subscription]:
+    def through_library(cohort: Cohort, customer: str) -> tuple[Customer, Subscription]:
         made = scoped.customers.create(external_id=customer, name=f"Customer {customer}")
         sub = scoped.subscriptions.create(
             customer_id=made.id,
             plan_id=setup.plan_id,
             currency="usd",
             billing_period="MONTHLY",
-            start_date=start,
+            start_date=cohort.start,
+            **_adjustments(cohort, customer),
         )
         return made, sub
 
@@ -280,7 +346,12 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
     started = time.perf_counter()
     subs = [
         scoped.subscriptions.create(
-            customer_id=c.id, plan_id=setup.plan_id, currency="usd", billing_period="MONTHLY", start_date=T0
+            customer_id=c.id,
+            plan_id=setup.plan_id,
+            currency="usd",
+            billing_period="MONTHLY",
+            start_date=T0,
+            **_adjustments(main, c.external_id),
         )
         for c in made
     ]
@@ -296,9 +367,11 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
     started = time.perf_counter()
     templates = {main.name: (made[0], subs[0])}
     for cohort in cohorts[1:]:  # each later cohort: its first subscription through the library
-        templates[cohort.name] = through_library(cohort.customers[0], cohort.start)
+        templates[cohort.name] = through_library(cohort, cohort.customers[0])
     customers: list[Customer] = []
     subscriptions: list[Subscription] = []
+    coupon_rows: list[CouponAssociation] = []
+    tax_rows: list[TaxAssociation] = []
     for cohort in cohorts:
         customer_template, sub_template = templates[cohort.name]
         skip = sample if cohort is main else 1
@@ -311,13 +384,23 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
                 }
             )
             customers.append(customer)
-            subscriptions.append(_copy_subscription(billing, sub_template, customer))
+            copy = _copy_subscription(billing, sub_template, customer)
+            subscriptions.append(copy)
+            if cohort.adjusted(external_id):
+                coupon_row, tax_row = _association_rows(billing, setup, copy)
+                coupon_rows.append(coupon_row)
+                tax_rows.append(tax_row)
     engine = billing.storage.engine  # type: ignore[attr-defined]
     with engine.begin() as conn:  # rows exactly as the repositories write them
-        for model, table, items in (
+        batches: tuple[tuple[Any, Any, list[Any]], ...] = (
             (Customer, TABLES["customers"], customers),
             (Subscription, TABLES["subscriptions"], subscriptions),
-        ):
+            (CouponAssociation, TABLES["coupon_associations"], coupon_rows),
+            (TaxAssociation, TABLES["tax_associations"], tax_rows),
+        )
+        for model, table, items in batches:
+            if not items:
+                continue
             encoder = row_encoder(model, table, engine.dialect)
             conn.exec_driver_sql(encoder.insert_sql(), [tuple(encoder.values(item)) for item in items])
     setup.seconds["direct: customers and subscriptions"] = time.perf_counter() - started
@@ -423,11 +506,17 @@ def check_run(
             "Storage": (Decimal(total_bytes), expected_package(total_bytes)),
         }
         lines = {line.display_name: (line.quantity, line.amount) for line in got.line_items}
-        total = sum((amount for _, amount in expected.values()), Decimal(0))
-        if lines != expected or (got.subtotal, got.total, got.amount_due) != (total, total, total):
+        subtotal = sum((amount for _, amount in expected.values()), Decimal(0))
+        discount = tax = Decimal(0)
+        if cohort.adjusted(external):  # 10 % off, then 20 % tax on what is left, each rounded
+            discount = round_money(subtotal * COUPON_PERCENT / 100, "usd")
+            tax = round_money((subtotal - discount) * TAX_PERCENT / 100, "usd")
+        total = subtotal - discount + tax
+        figures = (got.subtotal, got.total_discount, got.total_tax, got.total, got.amount_due)
+        if lines != expected or figures != (subtotal, discount, tax, total, total):
             raise SystemExit(
-                f"{cohort.name}: invoice {got.id} of {external}: lines {lines}, total {got.total}, "
-                f"amount due {got.amount_due}; expected {expected}, total {total}"
+                f"{cohort.name}: invoice {got.id} of {external}: lines {lines}, figures {figures}; "
+                f"expected {expected}, subtotal {subtotal}, discount {discount}, tax {tax}, total {total}"
             )
         if (got.period_start, got.invoice_status.value) != (cohort.start, "FINALIZED"):
             raise SystemExit(f"{cohort.name}: invoice {got.id}: {got.period_start} {got.invoice_status}")
@@ -610,11 +699,28 @@ def run_profiled(billing: Billing, cohort: Cohort, top: int, sort: str) -> list[
 def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     print(f"-- {store.kind}: {store.url}")
     size, psize = args.subscriptions, args.profile_subscriptions
-    cohorts = [Cohort("main", T0, RUN_AT, size, 0)]
+    every = args.adjusted_every
+    cohorts = [Cohort("main", T0, RUN_AT, size, 0, adjusted_every=every)]
     if not args.no_profile:
-        cohorts.append(Cohort("timers", T0 + timedelta(days=5), RUN_AT + timedelta(days=5), psize, size))
         cohorts.append(
-            Cohort("cprofile", T0 + timedelta(days=11), RUN_AT + timedelta(days=11), psize, size + psize)
+            Cohort(
+                "timers",
+                T0 + timedelta(days=5),
+                RUN_AT + timedelta(days=5),
+                psize,
+                size,
+                adjusted_every=every,
+            )
+        )
+        cohorts.append(
+            Cohort(
+                "cprofile",
+                T0 + timedelta(days=11),
+                RUN_AT + timedelta(days=11),
+                psize,
+                size + psize,
+                adjusted_every=every,
+            )
         )
     setup = prepare(store, cohorts, args)
 
@@ -665,6 +771,12 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     }
 
 
+def _adjusted_share(every: int) -> str:
+    if every <= 0:
+        return "no coupon or tax"
+    return f"one in {every} with a {COUPON_PERCENT}% coupon and a {TAX_PERCENT}% tax"
+
+
 def main(argv: list[str]) -> None:
     """Print the billing run's invoices per second per store, checks, and where the time goes."""
     parser = argparse.ArgumentParser(prog="python -m bench billing")
@@ -687,6 +799,12 @@ def main(argv: list[str]) -> None:
         choices=["yes", "no"],
         help="run_due(keep_invoices=...): 'no' is how the worker runs (the report only counts)",
     )
+    parser.add_argument(
+        "--adjusted-every",
+        type=int,
+        default=4,
+        help="one subscription in N has a 10%% coupon and a 20%% tax (0: none)",
+    )
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--top", type=int, default=25, help="cProfile rows to show")
     parser.add_argument(
@@ -702,7 +820,8 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"unknown store(s) {sorted(unknown)}; use sqlite and/or postgres")
     print(
         f"workload: {args.subscriptions:,} monthly subscriptions due at once (flat fee in advance, SLAB "
-        f"COUNT and PACKAGE SUM in arrear), {2 * EVENTS_PER_NAME} events each; "
+        f"COUNT and PACKAGE SUM in arrear), {2 * EVENTS_PER_NAME} events each, "
+        f"{_adjusted_share(args.adjusted_every)}; "
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     results: dict[str, dict[str, float]] = {}

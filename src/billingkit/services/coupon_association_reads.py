@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -14,6 +15,7 @@ from billingkit.domain.access import Action
 from billingkit.domain.catalog import Coupon
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
+from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
@@ -47,6 +49,35 @@ class CouponAssociationView:
     association: CouponAssociation
     coupon: Coupon | None = None
     line_item: dict[str, Any] | None = None
+
+    # The association's own fields, read through: ``view.id``, ``view.start_date``...
+    @property
+    def id(self) -> str:
+        return self.association.id
+
+    @property
+    def coupon_id(self) -> str:
+        return self.association.coupon_id
+
+    @property
+    def subscription_id(self) -> str:
+        return self.association.subscription_id
+
+    @property
+    def subscription_line_item_id(self) -> str | None:
+        return self.association.subscription_line_item_id
+
+    @property
+    def start_date(self) -> datetime:
+        return self.association.start_date
+
+    @property
+    def end_date(self) -> datetime | None:
+        return self.association.end_date
+
+    @property
+    def status(self) -> Status:
+        return self.association.status
 
     def to_dict(self) -> dict[str, Any]:
         data = self.association.to_dict()
