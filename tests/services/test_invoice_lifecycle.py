@@ -134,6 +134,17 @@ def test_same_idempotency_key_and_body_is_one_invoice_other_body_conflicts(
             amount_due="50.00",
         )
     assert caught.value.code == "idempotency_conflict"
+    # The same money written another way is the same body: "100" is "100.00".
+    same = direct(
+        env,
+        customer_id,
+        idempotency_key="order-42",
+        line_items=lines("100"),
+        subtotal="100",
+        total="100.0",
+        amount_due="100",
+    )
+    assert same.id == first.id
     # Without a key every call is a new invoice.
     assert direct(env, customer_id).id != direct(env, customer_id).id
 

@@ -220,6 +220,14 @@ def test_the_same_invoice_gives_the_same_bytes() -> None:
     assert render_invoice_pdf(make_invoice(), customer=make_customer(), seller=["Acme GmbH"]) == first
 
 
+def test_invoice_to_pdf_is_the_same_document() -> None:
+    invoice, customer = make_invoice(), make_customer()
+    expected = render_invoice_pdf(invoice, customer=customer, seller=["Acme GmbH"])
+    assert invoice.to_pdf(customer=customer, seller=["Acme GmbH"]) == expected
+    _, text = pdf_text(invoice.to_pdf(customer=customer, locale="en_US"))
+    assert "€1,000.00" in text and "Jürgen Müller" in text
+
+
 def test_without_the_pdf_extra_the_error_names_it() -> None:
     code = (
         "import sys; sys.modules['fpdf'] = None\n"

@@ -19,10 +19,11 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -33,6 +34,9 @@ from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime
+
+if TYPE_CHECKING:
+    from billingkit.domain.customers import Customer
 
 __all__ = [
     "COUPON_APPLICATION_KEYS",
@@ -237,6 +241,23 @@ class Invoice(EnvironmentResource):
             f"<Invoice {number} {self.currency} {self.amount_due} {self.invoice_status.value} "
             f"{len(self.line_items)} lines>"
         )
+
+    def to_pdf(
+        self, *, customer: Customer | None = None, seller: Sequence[str] = (), locale: str | None = None
+    ) -> bytes:
+        """This invoice as a PDF document (bytes), with the optional ``pdf`` extra installed.
+
+        ``customer``: the recipient block, whose ``metadata["locale"]`` or ``address_country``
+        picks how money and dates are written (else ``en_US``; ``locale`` overrides it);
+        ``seller``: the issuer's lines, its name first. ``billing.scope(...).invoices.pdf(id)``
+        fills both from the store. Raises ``ConfigurationError`` naming
+        ``pip install 'billingkit[pdf]'`` when the extra is missing.
+        """
+        # Imported when called: the renderer needs the optional PDF library, and the domain
+        # stays importable (and pure) without it (decision 161).
+        from billingkit.documents import render_invoice_pdf
+
+        return render_invoice_pdf(self, customer=customer, seller=seller, locale=locale)
 
     def to_dict(self, *, traces: bool = True) -> dict[str, Any]:
         """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with

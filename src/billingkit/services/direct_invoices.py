@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import ClassVar
 
 from pydantic import Field
@@ -160,9 +161,19 @@ class InvoiceCreate(InputModel):
     tax_rate_overrides: list[TaxRateOverride] = Field(default_factory=list)
 
     def fingerprint(self) -> str:
-        """The digest the idempotency key is held to: the whole request except the key."""
-        body = self.model_dump(mode="json", exclude={"idempotency_key"})
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        """The digest the idempotency key is held to: the whole request except the key, with
+        every decimal in its shortest form, so ``"100"`` and ``"100.00"`` are the same body."""
+        body = self.model_dump(exclude={"idempotency_key"})
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=_canonical).encode()).hexdigest()
+
+
+def _canonical(value: object) -> str:
+    """A request value JSON cannot write, as text that is equal exactly when the values are."""
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} has no canonical form")
 
 
 def _check_request(request: InvoiceCreate) -> None:
