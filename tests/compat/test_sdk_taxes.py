@@ -86,3 +86,22 @@ def test_tax_rate_overrides_and_the_invoice_tax_record(sdk: Flexprice, env: Scop
     (tax,) = read.taxes or []
     assert (tax.taxable_amount, tax.tax_amount, tax.entity_type) == ("200.00", "40.00", "invoice")
     assert tax.tax_rate is not None and tax.tax_rate.code == "VAT20"
+
+
+def test_customer_tax_rate_overrides(sdk: Flexprice, env: Scoped) -> None:
+    sdk.tax_rates.create_tax_rate(name="VAT", code="VAT20", percentage_value="20")
+    customer = sdk.customers.create_customer(
+        external_id="c9",
+        name="Bea",
+        tax_rate_overrides=[{"tax_rate_code": "VAT20", "currency": "usd", "priority": 2}],
+    )
+    listed = known(sdk.tax_associations.list_tax_associations(entity_type="customer", entity_id=customer.id))
+    (association,) = listed.items or []
+    assert (association.entity_id, association.currency, association.priority) == (customer.id, "usd", 2)
+    assert association.tax_rate is not None and association.tax_rate.code == "VAT20"
+    with pytest.raises(errors.ErrorResponse) as caught:
+        sdk.customers.create_customer(
+            external_id="c10", name="Cy", tax_rate_overrides=[{"tax_rate_code": "NOPE", "currency": "usd"}]
+        )
+    assert status_and_code(caught.value) == (400, "validation_error")
+    assert env.customers.list(external_ids=["c10"]).total == 0

@@ -222,3 +222,46 @@ def test_later_associations_tax_the_next_invoices_not_the_issued_ones(w: World) 
     w.run(at(2026, 4, 1))
     first, second = w.invoices(sub)
     assert (first.total_tax, second.total_tax, second.total) == (D("0"), D("40.00"), D("240.00"))
+
+
+def test_customer_tax_rate_overrides_tax_its_subscriptions(w: World) -> None:
+    rate(w.s, "VAT20", "20")
+    rate(w.s, "GST5", "5")
+    # The world's customer "c1" exists already; a second one is created with its overrides.
+    bea = w.s.customers.create(
+        external_id="c2",
+        name="Bea",
+        tax_rate_overrides=[
+            {"tax_rate_code": "VAT20", "currency": "usd"},
+            {"tax_rate_code": "GST5", "currency": "eur", "priority": 1},
+        ],
+    )
+    found = w.s.tax_associations.list(entity_type="customer", entity_id=bea.id).items
+    assert sorted((a.tax_rate.code if a.tax_rate else "", a.currency) for a in found) == [
+        ("GST5", "eur"),
+        ("VAT20", "usd"),
+    ]
+    plan = w.s.plans.create(name="Pro", prices=plan_fee())
+    sub = w.s.subscriptions.create(
+        customer_id=bea.id, plan_id=plan.id, currency="usd", billing_period="MONTHLY"
+    )
+    invoice = opening(w, sub)
+    # Only the usd override applies to a usd invoice: 200.00 x 20 % = 40.00; total 240.00.
+    assert taxed_by(invoice) == [("VAT20", "40.00")]
+    assert invoice.amount_due == D("240.00")
+
+
+def test_a_bad_customer_override_writes_nothing(w: World) -> None:
+    rate(w.s, "VAT20", "20")
+    with pytest.raises(ValidationError) as caught:
+        w.s.customers.create(
+            external_id="c2",
+            name="Bea",
+            tax_rate_overrides=[
+                {"tax_rate_code": "VAT20", "currency": "usd"},
+                {"tax_rate_code": "NOPE", "currency": "usd"},
+            ],
+        )
+    assert caught.value.field == "tax_rate_overrides[1].tax_rate_code"
+    assert w.s.customers.list(external_ids=["c2"]).total == 0
+    assert w.s.tax_associations.list(entity_type="customer").total == 0

@@ -97,16 +97,14 @@ def test_a_call_mixing_forms_or_passing_the_wrong_model_is_a_type_error(test_env
 
 def test_reference_fields_this_version_cannot_honour_are_refused_unless_empty(test_env: Scoped) -> None:
     error = _refusal(
-        lambda: test_env.customers.create(
-            external_id="ada", name="Ada", tax_rate_overrides=[{"tax_rate_code": "VAT"}]
-        ),
-        "tax_rate_overrides",
+        lambda: test_env.customers.create(external_id="ada", name="Ada", onboarding_workflow_name="welcome"),
+        "onboarding_workflow_name",
     )
-    assert error.message == "tax_rate_overrides is not supported by this version of billingkit"
+    assert error.message == "onboarding_workflow_name is not supported by this version of billingkit"
     ada = test_env.customers.create(
         external_id="ada",
         name="Ada",
-        tax_rate_overrides=[],
+        onboarding_workflow_name=None,
         integration_entity_mapping=None,
         skip_onboarding_workflow=True,
     )

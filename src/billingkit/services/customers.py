@@ -20,6 +20,11 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.notifications import notify
 from billingkit.services.search import Searches, SearchRequest
+from billingkit.services.tax_resolution import (
+    MAX_TAX_RATE_OVERRIDES,
+    TaxRateOverride,
+    customer_override_associations,
+)
 
 __all__ = [
     "CustomerCreate",
@@ -47,11 +52,12 @@ def _country(value: str | None) -> str | None:
 
 
 class CustomerCreate(InputModel):
-    # Reference fields: provider mappings, onboarding workflows and per-customer tax overrides do
-    # not exist in this version (refused when given); there is no workflow to skip.
-    not_supported = frozenset(
-        {"integration_entity_mapping", "onboarding_workflow_name", "tax_rate_overrides"}
-    )
+    """A new customer. ``tax_rate_overrides`` become the customer's own tax associations (each
+    for invoices in its ``currency``), which tax its subscriptions that have none of their own."""
+
+    # Reference fields: provider mappings and onboarding workflows do not exist in this version
+    # (refused when given); there is no workflow to skip.
+    not_supported = frozenset({"integration_entity_mapping", "onboarding_workflow_name"})
     ignored = frozenset({"skip_onboarding_workflow"})
 
     external_id: Annotated[NonEmptyStr, Field(max_length=255)]
@@ -66,6 +72,9 @@ class CustomerCreate(InputModel):
     address_postal_code: Annotated[str, Field(max_length=32)] | None = None
     address_country: str | None = None
     metadata: Metadata = {}
+    tax_rate_overrides: Annotated[list[TaxRateOverride], Field(max_length=MAX_TAX_RATE_OVERRIDES)] | None = (
+        None
+    )
 
     _check_country = field_validator("address_country")(_country)
 
@@ -119,8 +128,13 @@ def _live(customer: Customer | None, what: str) -> Customer:
 def create_customer(uow: UnitOfWork, ctx: Context, *, data: CustomerCreate) -> Customer:
     """Create a customer; :class:`AlreadyExists` when a live customer has the external id."""
     ctx.require(ENTITY, Action.WRITE)
-    customer = Customer(id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump())
+    customer = Customer(
+        id=ctx.ids.new("cust"), **ctx.stamp(), **data.model_dump(exclude={"tax_rate_overrides"})
+    )
+    # Checked before anything is written: a bad override stores neither the customer nor a rate.
+    taxes = customer_override_associations(uow, ctx, customer.id, data.tax_rate_overrides or ())
     uow.customers.add(customer)
+    uow.tax_associations.add_many(taxes)
     notify(uow, ctx, "customer.created", customer)
     return customer
 

@@ -100,7 +100,7 @@ from billingkit.services.subscription_setup import (
     plan_line_items,
 )
 from billingkit.services.subscription_views import V2_EXPANSIONS, SubscriptionV2, subscription_payload
-from billingkit.services.tax_resolution import TaxRateOverride, override_associations
+from billingkit.services.tax_resolution import MAX_TAX_RATE_OVERRIDES, TaxRateOverride, override_associations
 
 __all__ = [
     "SubscriptionActivate",
@@ -119,8 +119,6 @@ __all__ = [
 
 ENTITY = "subscription"
 LABEL = "subscription"
-#: Most tax rate overrides one subscription may carry.
-MAX_TAX_RATE_OVERRIDES = 20
 #: Longest trial accepted, in days (ten years).
 MAX_TRIAL_DAYS = 3650
 

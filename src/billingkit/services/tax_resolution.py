@@ -37,18 +37,23 @@ from billingkit.services.records import build, new_fields
 from billingkit.services.tax_associations import Priority, active_tax_rate
 
 __all__ = [
+    "MAX_TAX_RATE_OVERRIDES",
     "TaxRateOverride",
+    "customer_override_associations",
     "load_subscription_tax_rates",
     "override_associations",
     "resolve_invoice_tax_rates",
 ]
 
 _CHUNK = 500
+#: Most ``tax_rate_overrides`` one subscription or customer create may carry.
+MAX_TAX_RATE_OVERRIDES = 20
 
 
 class TaxRateOverride(InputModel):
-    """The reference's ``TaxRateOverride``: tax rate ``tax_rate_code`` for this subscription or
-    invoice only, in ``currency`` (which must be the subscription's or invoice's)."""
+    """The reference's ``TaxRateOverride``: tax rate ``tax_rate_code`` for this subscription,
+    invoice or customer only, for invoices in ``currency`` (which must be the subscription's or
+    invoice's; a customer's overrides may name several currencies)."""
 
     tax_rate_code: Key
     currency: CurrencyCode
@@ -57,12 +62,12 @@ class TaxRateOverride(InputModel):
     metadata: Metadata = {}
 
 
-def _override_rate(uow: UnitOfWork, override: TaxRateOverride, index: int, currency: str) -> TaxRate:
-    """The rate an override names, checked: live, ACTIVE, in ``currency``; errors name
-    ``tax_rate_overrides[index].<field>``."""
+def _override_rate(uow: UnitOfWork, override: TaxRateOverride, index: int, currency: str | None) -> TaxRate:
+    """The rate an override names, checked: live, ACTIVE, and in ``currency`` when one is given
+    (a subscription's or an invoice's); errors name ``tax_rate_overrides[index].<field>``."""
     prefix = f"tax_rate_overrides[{index}]"
     rate = active_tax_rate(uow, override.tax_rate_code, field=f"{prefix}.tax_rate_code")
-    if override.currency != currency:
+    if currency is not None and override.currency != currency:
         raise ValidationError(
             f"currency {override.currency} differs from the invoice currency {currency}",
             field=f"{prefix}.currency",
@@ -76,16 +81,53 @@ def override_associations(
     """The subscription-level associations ``overrides`` ask for, in force from the subscription's
     start (or now, if it starts later). Checked before anything is returned, so a bad override
     writes nothing; the caller adds them in the creating unit of work."""
-    rates = [_override_rate(uow, override, i, sub.currency) for i, override in enumerate(overrides)]
-    start = min(sub.start_date, ctx.now)
+    return _associations_for(
+        uow,
+        ctx,
+        overrides,
+        entity_type=TaxRateEntityType.SUBSCRIPTION,
+        entity_id=sub.id,
+        currency=sub.currency,
+        start=min(sub.start_date, ctx.now),
+    )
+
+
+def customer_override_associations(
+    uow: UnitOfWork, ctx: Context, customer_id: str, overrides: Sequence[TaxRateOverride]
+) -> list[TaxAssociation]:
+    """The customer-level associations ``overrides`` ask for (the customer create's
+    ``tax_rate_overrides``), in force from now, each for invoices in its own ``currency`` (a
+    customer has none of its own). Checked before anything is returned."""
+    return _associations_for(
+        uow,
+        ctx,
+        overrides,
+        entity_type=TaxRateEntityType.CUSTOMER,
+        entity_id=customer_id,
+        currency=None,
+        start=ctx.now,
+    )
+
+
+def _associations_for(
+    uow: UnitOfWork,
+    ctx: Context,
+    overrides: Sequence[TaxRateOverride],
+    *,
+    entity_type: TaxRateEntityType,
+    entity_id: str,
+    currency: str | None,
+    start: datetime,
+) -> list[TaxAssociation]:
+    rates = [_override_rate(uow, override, i, currency) for i, override in enumerate(overrides)]
     return [
         build(
             TaxAssociation,
             {
                 **new_fields(ctx, "taxassoc"),
                 "tax_rate_id": rate.id,
-                "entity_type": TaxRateEntityType.SUBSCRIPTION,
-                "entity_id": sub.id,
+                "entity_type": entity_type,
+                "entity_id": entity_id,
                 "priority": override.priority,
                 "auto_apply": override.auto_apply,
                 "currency": override.currency,
