@@ -65,8 +65,10 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import (
     BillingReason,
     Invoice,
+    InvoiceCouponApplication,
     InvoiceLineItem,
     InvoiceStatus,
+    InvoiceTax,
     InvoiceType,
     PaymentStatus,
 )
@@ -155,8 +157,10 @@ __all__ = [
     "InvalidOperation",
     "Invoice",
     "InvoiceCadence",
+    "InvoiceCouponApplication",
     "InvoiceLineItem",
     "InvoiceStatus",
+    "InvoiceTax",
     "InvoiceType",
     "ListQuery",
     "LoginThrottle",

@@ -47,13 +47,14 @@ def test_vat_after_a_ten_percent_discount_on_200(w: World) -> None:
     (line,) = opening.line_items
     assert line.invoice_level_discount == D("20.00") and line.line_item_discount == D(0)
     (applied,) = opening.coupon_applications
-    assert (applied["original_price"], applied["discounted_amount"], applied["final_price"]) == (
-        "200.00",
-        "20.00",
-        "180.00",
+    assert (applied.original_price, applied.discounted_amount, applied.final_price) == (
+        D("200.00"),
+        D("20.00"),
+        D("180.00"),
     )
     (tax,) = opening.taxes
-    assert (tax["taxable_amount"], tax["tax_amount"], tax["tax_rate"]["code"]) == ("180.00", "36.00", "VAT20")
+    assert (tax.taxable_amount, tax.tax_amount) == (D("180.00"), D("36.00"))
+    assert tax.tax_rate is not None and tax.tax_rate.code == "VAT20"
     assert opening.invoice_status is InvoiceStatus.FINALIZED
 
     # A forever coupon and the override keep applying on the renewal: 216.00 again.
@@ -92,5 +93,5 @@ def test_removing_the_coupon_before_a_draft_is_recomputed_retaxes_the_full_amoun
     # stale 36.00 tax line is gone, not kept beside the new one).
     assert (fixed.total_discount, fixed.total_tax, fixed.amount_due) == (D("0"), D("40.00"), D("240.00"))
     assert fixed.coupon_applications == ()
-    assert [t["tax_amount"] for t in fixed.taxes] == ["40.00"]
+    assert [t.tax_amount for t in fixed.taxes] == [D("40.00")]
     assert fixed.version == draft.version + 1

@@ -54,8 +54,8 @@ def test_repeated_20_percent_for_two_periods(make_world: Any) -> None:
     first = w.invoices(sub)[0]
     assert first.total_discount == D("20.00")
     (application,) = first.coupon_applications
-    assert application["discounted_amount"] == "20.00"
-    assert application["original_price"] == "100.00" and application["final_price"] == "80.00"
+    assert application.discounted_amount == D("20.00")
+    assert (application.original_price, application.final_price) == (D("100.00"), D("80.00"))
     (association,) = stored_associations(w)
     # end = start + 2 monthly periods of the subscription's schedule
     assert (association.start_date, association.end_date) == (at(2024, 1, 1), at(2024, 3, 1))
@@ -97,7 +97,7 @@ def test_fixed_coupon_on_a_line_is_capped_at_that_line(make_world: Any) -> None:
     assert invoice.total_discount == D("20.00")
     assert invoice.total == D("50.00")  # 20.00 + 50.00 - 20.00
     (application,) = invoice.coupon_applications
-    assert application["invoice_line_item_id"] == lines["Seat"].id
+    assert application.invoice_line_item_id == lines["Seat"].id
     (association,) = stored_associations(w)
     assert association.subscription_line_item_id == next(
         li.id for li in sub.line_items if li.price_id == seat.id

@@ -42,7 +42,7 @@ def opening(w: World, sub: Subscription) -> Invoice:
 
 def taxed_by(invoice: Invoice) -> list[tuple[str, str]]:
     """(rate code, tax amount) of each tax record, in order."""
-    return [(tax["tax_rate"]["code"], tax["tax_amount"]) for tax in invoice.taxes]
+    return [(tax.tax_rate.code if tax.tax_rate else "", str(tax.tax_amount)) for tax in invoice.taxes]
 
 
 @pytest.fixture
@@ -59,11 +59,12 @@ def test_vat_20_percent_on_200_is_40_with_its_record(w: World) -> None:
     assert (invoice.subtotal, invoice.total_discount, invoice.total_tax) == (D("200.00"), D("0"), D("40.00"))
     assert invoice.total == invoice.amount_due == D("240.00")
     (record,) = invoice.taxes
-    assert record["tax_rate_id"] == association.tax_rate_id
-    assert record["tax_association_id"] == association.id
-    assert (record["entity_type"], record["entity_id"]) == ("invoice", invoice.id)
-    assert (record["taxable_amount"], record["tax_amount"], record["currency"]) == ("200.00", "40.00", "usd")
-    assert record["tax_rate"]["code"] == "VAT20" and record["tax_rate"]["percentage_value"] == "20"
+    assert record.tax_rate_id == association.tax_rate_id
+    assert record.tax_association_id == association.id
+    assert (record.entity_type, record.entity_id) == ("invoice", invoice.id)
+    assert (record.taxable_amount, record.tax_amount, record.currency) == (D("200.00"), D("40.00"), "usd")
+    assert record.tax_rate is not None
+    assert (record.tax_rate.code, record.tax_rate.percentage_value) == ("VAT20", D(20))
     # the next period is taxed the same way by the billing run
     w.run(at(2026, 4, 1))
     second = w.invoices(sub)[1]

@@ -92,10 +92,10 @@ def test_direct_invoice_money_follows_the_adjustment_order(env: Scoped, customer
     assert (invoice.invoice_type.value, invoice.billing_reason.value) == ("ONE_OFF", "MANUAL")
     assert invoice.invoice_number == "INV-202605-00001"
     assert (invoice.amount_remaining, invoice.payment_status) == (D("201.60"), PaymentStatus.PENDING)
-    apps = {app["coupon_id"]: app for app in invoice.coupon_applications}
-    assert apps[ten.id]["invoice_line_item_id"] == invoice.line_items[0].id
-    assert (apps[twenty.id]["discounted_amount"], apps[twenty.id]["coupon_association_id"]) == ("20.00", None)
-    assert [(t["taxable_amount"], t["tax_amount"]) for t in invoice.taxes] == [("168.00", "33.60")]
+    apps = {app.coupon_id: app for app in invoice.coupon_applications}
+    assert apps[ten.id].invoice_line_item_id == invoice.line_items[0].id
+    assert (apps[twenty.id].discounted_amount, apps[twenty.id].coupon_association_id) == (D("20.00"), None)
+    assert [(t.taxable_amount, t.tax_amount) for t in invoice.taxes] == [(D("168.00"), D("33.60"))]
     # Each application is one redemption (reference notes §5).
     assert env.coupons.get(ten.id).total_redemptions == 1
     assert env.coupons.get(twenty.id).total_redemptions == 1
@@ -235,7 +235,7 @@ def test_apply_discount_after_archiving_the_coupon_drops_it_and_its_tax(
         D("240.00"),
     )
     assert recomputed.coupon_applications == ()
-    assert [(t["taxable_amount"], t["tax_amount"]) for t in recomputed.taxes] == [("200.00", "40.00")]
+    assert [(t.taxable_amount, t.tax_amount) for t in recomputed.taxes] == [(D("200.00"), D("40.00"))]
     assert (recomputed.amount_due, recomputed.amount_remaining) == (D("240.00"), D("240.00"))
     assert recomputed.line_items[0].invoice_level_discount == D("0")
     finalized = env.invoices.finalize(draft.id)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from billingkit import Customer, Invoice, InvoiceLineItem
+from billingkit import Customer, Invoice, InvoiceCouponApplication, InvoiceLineItem, InvoiceTax, TaxRate
 from billingkit.documents import invoice_locale, invoice_text, render_invoice_pdf
 from billingkit.documents.invoice_pdf import printable
 from billingkit.errors import ValidationError
@@ -68,21 +68,41 @@ def make_invoice(currency: str = "eur", **fields: Any) -> Invoice:
         "finalized_at": MAR,
         "due_date": MAR + timedelta(days=31),
         "coupon_applications": (
-            {
-                "coupon_id": "coupon_1",
-                "coupon_snapshot": {"name": "Spring ten"},
-                "discount_type": "percentage",
-                "discount_percentage": "10",
-                "discounted_amount": "123.45",
-            },
+            InvoiceCouponApplication(
+                id="coupon_app_1",
+                **COMMON,
+                invoice_id="inv_1",
+                coupon_id="coupon_1",
+                coupon_snapshot={"name": "Spring ten"},
+                discount_type="percentage",
+                discount_percentage=D("10"),
+                discounted_amount=D("123.45"),
+                original_price=D("1234.50"),
+                final_price=D("1111.05"),
+                currency=currency,
+                applied_at=MAR,
+            ),
         ),
         "taxes": (
-            {
-                "tax_rate_id": "taxrate_1",
-                "tax_rate": {"name": "VAT", "code": "VAT20", "percentage_value": "20"},
-                "taxable_amount": "1111.05",
-                "tax_amount": "222.21",
-            },
+            InvoiceTax(
+                id="taxapp_1",
+                **COMMON,
+                tax_rate_id="taxrate_1",
+                entity_id="inv_1",
+                tax_rate=TaxRate(
+                    id="taxrate_1",
+                    **COMMON,
+                    name="VAT",
+                    code="VAT20",
+                    tax_rate_type="percentage",
+                    percentage_value=D("20"),
+                ),
+                taxable_amount=D("1111.05"),
+                tax_amount=D("222.21"),
+                currency=currency,
+                applied_at=MAR,
+                idempotency_key="inv_1:taxrate_1",
+            ),
         ),
         "line_items": (
             line(1, "Platform fee", "1", "1000.00", "100.00"),

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel import Locale, UnknownLocaleError
@@ -27,7 +26,13 @@ from babel.dates import format_date
 from babel.numbers import format_currency, format_decimal, format_percent
 
 from billingkit.domain.customers import Customer
-from billingkit.domain.invoices import Invoice, InvoiceLineItem, InvoiceStatus
+from billingkit.domain.invoices import (
+    Invoice,
+    InvoiceCouponApplication,
+    InvoiceLineItem,
+    InvoiceStatus,
+    InvoiceTax,
+)
 from billingkit.domain.money import ZERO
 from billingkit.errors import ValidationError
 
@@ -171,35 +176,29 @@ def _blank_if_zero(fmt: _Formats, discount: Decimal) -> str:
     return fmt.deducted(discount) if discount else ""
 
 
-def _decimal(value: Any) -> Decimal:
-    return Decimal(str(value)) if value not in (None, "") else ZERO
-
-
-def _coupon_label(record: dict[str, Any], fmt: _Formats) -> str:
-    snapshot = record.get("coupon_snapshot") or {}
-    name = snapshot.get("name") or snapshot.get("coupon_code") or record.get("coupon_id") or "coupon"
-    if record.get("discount_percentage"):
-        return f"Discount: {name} ({fmt.percent(_decimal(record['discount_percentage']))})"
+def _coupon_label(record: InvoiceCouponApplication, fmt: _Formats) -> str:
+    snapshot = record.coupon_snapshot
+    name = snapshot.get("name") or snapshot.get("coupon_code") or record.coupon_id
+    if record.discount_percentage is not None:
+        return f"Discount: {name} ({fmt.percent(record.discount_percentage)})"
     return f"Discount: {name}"
 
 
-def _tax_label(record: dict[str, Any], fmt: _Formats) -> str:
-    rate = record.get("tax_rate") or {}
-    name = rate.get("name") or rate.get("code") or record.get("tax_rate_id") or "tax"
-    on = fmt.money(_decimal(record.get("taxable_amount")))
-    if rate.get("percentage_value") not in (None, ""):
-        return f"{name} ({fmt.percent(_decimal(rate['percentage_value']))} of {on})"
+def _tax_label(record: InvoiceTax, fmt: _Formats) -> str:
+    rate = record.tax_rate
+    name = (rate.name or rate.code) if rate is not None else record.tax_rate_id
+    on = fmt.money(record.taxable_amount)
+    if rate is not None and rate.percentage_value is not None:
+        return f"{name} ({fmt.percent(rate.percentage_value)} of {on})"
     return f"{name} (on {on})"
 
 
 def _adjustments(invoice: Invoice, fmt: _Formats) -> tuple[tuple[str, str], ...]:
     coupons = [
-        (_coupon_label(record, fmt), fmt.deducted(_decimal(record.get("discounted_amount"))))
+        (_coupon_label(record, fmt), fmt.deducted(record.discounted_amount))
         for record in invoice.coupon_applications
     ]
-    taxes = [
-        (_tax_label(record, fmt), fmt.money(_decimal(record.get("tax_amount")))) for record in invoice.taxes
-    ]
+    taxes = [(_tax_label(record, fmt), fmt.money(record.tax_amount)) for record in invoice.taxes]
     return (*coupons, *taxes)
 
 

@@ -25,7 +25,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.catalog.tax_rates import TaxRate
@@ -39,46 +39,20 @@ if TYPE_CHECKING:
     from billingkit.domain.customers import Customer
 
 __all__ = [
-    "COUPON_APPLICATION_KEYS",
     "DEFAULT_DUE_DAYS",
     "INVOICE_PDF_PATH",
     "BillingReason",
     "Invoice",
+    "InvoiceCouponApplication",
     "InvoiceLineItem",
     "InvoiceStatus",
+    "InvoiceTax",
     "InvoiceType",
     "PaymentStatus",
     "due_date",
     "invoice_number",
     "invoice_number_key",
 ]
-
-#: The keys of an invoice's coupon application record, in wire order. PostgreSQL's JSONB keeps
-#: keys in an order of its own, so records read back are put in this one (other keys follow).
-COUPON_APPLICATION_KEYS = (
-    "id",
-    "tenant_id",
-    "environment_id",
-    "status",
-    "created_at",
-    "updated_at",
-    "created_by",
-    "updated_by",
-    "invoice_id",
-    "invoice_line_item_id",
-    "subscription_id",
-    "coupon_id",
-    "coupon_association_id",
-    "coupon_snapshot",
-    "discount_type",
-    "discount_percentage",
-    "discounted_amount",
-    "original_price",
-    "final_price",
-    "currency",
-    "applied_at",
-    "metadata",
-)
 
 #: Where the REST adapter serves an invoice's PDF: the ``invoice_pdf_url`` an invoice shows when
 #: none was set (relative to the server, which only the adapter knows).
@@ -161,6 +135,46 @@ class InvoiceLineItem(BaseModel):
     trace: dict[str, Any] = {}
 
 
+class InvoiceCouponApplication(EnvironmentResource):
+    """One coupon that discounted an invoice (the spec's "Invoice coupon application"):
+    ``original_price - discounted_amount = final_price`` (money in ``currency``, rounded);
+    ``invoice_line_item_id`` names the line a line-item coupon discounted (None for an
+    invoice-level one); ``coupon_snapshot`` is the coupon as it was when applied."""
+
+    invoice_id: str
+    invoice_line_item_id: str | None = None
+    subscription_id: str | None = None
+    coupon_id: str
+    coupon_association_id: str | None = None
+    coupon_snapshot: dict[str, Any] = {}
+    discount_type: str
+    discount_percentage: Decimal | None = None
+    discounted_amount: Decimal
+    original_price: Decimal
+    final_price: Decimal
+    currency: str
+    applied_at: UtcDatetime
+    metadata: dict[str, str] = {}
+
+
+class InvoiceTax(EnvironmentResource):
+    """One tax line of an invoice (the reference's ``TaxAppliedResponse``): ``tax_amount`` charged
+    by ``tax_rate_id`` on ``taxable_amount`` (subtotal minus discounts, money), with the rate as it
+    was (``tax_rate``) and the tax association that brought it (None when the invoice named it)."""
+
+    tax_rate_id: str
+    tax_association_id: str | None = None
+    entity_type: str = "invoice"
+    entity_id: str
+    taxable_amount: Decimal
+    tax_amount: Decimal
+    currency: str
+    applied_at: UtcDatetime
+    idempotency_key: str
+    tax_rate: TaxRate | None = None
+    metadata: dict[str, str] = {}
+
+
 class Invoice(EnvironmentResource):
     """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
 
@@ -205,32 +219,14 @@ class Invoice(EnvironmentResource):
     idempotency_key: str | None = None
     invoice_pdf_url: str | None = None
     recalculated_invoice_id: str | None = None
-    coupon_applications: tuple[dict[str, Any], ...] = ()
-    taxes: tuple[dict[str, Any], ...] = ()
+    coupon_applications: tuple[InvoiceCouponApplication, ...] = ()
+    taxes: tuple[InvoiceTax, ...] = ()
     line_items: tuple[InvoiceLineItem, ...] = ()
     metadata: dict[str, str] = {}
     version: int = 1
     finalize_at: UtcDatetime | None = None
     request_fingerprint: str | None = None
     adjustment_sources: dict[str, Any] | None = None
-
-    @field_validator("coupon_applications")
-    @classmethod
-    def _wire_key_order(cls, records: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
-        return tuple(
-            {
-                **{key: record[key] for key in COUPON_APPLICATION_KEYS if key in record},
-                **{key: value for key, value in record.items() if key not in COUPON_APPLICATION_KEYS},
-            }
-            for record in records
-        )
-
-    @field_validator("taxes")
-    @classmethod
-    def _taxes_in_record_order(cls, taxes: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
-        """Each tax record with its keys (and its embedded rate's) in the record's own order:
-        a store may give JSON objects back with their keys reordered (PostgreSQL's JSONB does)."""
-        return tuple(_in_order(tax, TAX_RECORD_FIELDS) for tax in taxes)
 
     def __str__(self) -> str:
         return repr(self)
@@ -286,42 +282,6 @@ class Invoice(EnvironmentResource):
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
 _INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
 _WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
-
-#: The keys of an invoice's tax record (the reference's ``TaxAppliedResponse``), in the order
-#: :func:`billingkit.services.invoice_adjustments.tax_application_records` writes them.
-TAX_RECORD_FIELDS = (
-    "id",
-    "tenant_id",
-    "environment_id",
-    "status",
-    "created_at",
-    "updated_at",
-    "created_by",
-    "updated_by",
-    "tax_rate_id",
-    "tax_association_id",
-    "entity_type",
-    "entity_id",
-    "taxable_amount",
-    "tax_amount",
-    "currency",
-    "applied_at",
-    "idempotency_key",
-    "tax_rate",
-    "metadata",
-)
-_TAX_RATE_FIELDS = tuple(TaxRate.model_fields)
-
-
-def _in_order(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """``record`` with ``keys`` first, in that order (then any other key as it came), and its
-    embedded ``tax_rate`` in the tax rate's field order."""
-    ordered = {key: record[key] for key in keys if key in record}
-    ordered.update((key, value) for key, value in record.items() if key not in ordered)
-    rate = ordered.get("tax_rate")
-    if isinstance(rate, dict):
-        ordered["tax_rate"] = _in_order(rate, _TAX_RATE_FIELDS)
-    return ordered
 
 
 def invoice_number_key(at: datetime) -> str:

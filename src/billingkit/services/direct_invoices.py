@@ -408,6 +408,6 @@ def _redeem(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
     coupon's redemption counter like a subscription's attachment, within ``max_redemptions``."""
     used: dict[str, int] = {}
     for record in invoice.coupon_applications:
-        used[record["coupon_id"]] = used.get(record["coupon_id"], 0) + 1
+        used[record.coupon_id] = used.get(record.coupon_id, 0) + 1
     for coupon_id, count in used.items():
         redeem(uow, ctx, uow.coupons.get(coupon_id), field="coupons", count=count)

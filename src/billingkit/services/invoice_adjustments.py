@@ -3,9 +3,10 @@ discounted it, one tax application per rate that taxed it (the spec's "Invoice c
 and tax application shapes).
 
 The billing core (:func:`billingkit.domain.invoicing.assemble_invoice`) computes the money; this
-module only turns its results into the stored, wire-ready records, so every kind of invoice
-(subscription, direct, recomputed draft) records its adjustments the same way. Money is written as
-decimal strings and instants as ISO 8601 UTC, as the records are stored and shown as they are.
+module only turns its results into the stored records, so every kind of invoice (subscription,
+direct, recomputed draft) records its adjustments the same way, as typed records
+(:class:`~billingkit.domain.invoices.InvoiceCouponApplication` and
+:class:`~billingkit.domain.invoices.InvoiceTax`) that every store gives back the same.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from typing import Any
 
 from billingkit.domain.catalog import Coupon, TaxRate
 from billingkit.domain.coupons import CouponApplication
-from billingkit.domain.invoices import InvoiceLineItem
-from billingkit.domain.resources import iso
+from billingkit.domain.invoices import InvoiceCouponApplication, InvoiceLineItem, InvoiceTax
 from billingkit.domain.taxes import TaxApplication
 from billingkit.services.context import Context
 
@@ -34,20 +34,7 @@ class AppliedTaxRate:
 
 
 def _common(ctx: Context, prefix: str) -> dict[str, Any]:
-    return {
-        "id": ctx.ids.new(prefix),
-        "tenant_id": ctx.tenant_id,
-        "environment_id": ctx.env,
-        "status": "published",
-        "created_at": iso(ctx.now),
-        "updated_at": iso(ctx.now),
-        "created_by": ctx.actor.id,
-        "updated_by": ctx.actor.id,
-    }
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
+    return {"id": ctx.ids.new(prefix), **ctx.stamp(), "applied_at": ctx.now}
 
 
 def coupon_application_records(
@@ -58,7 +45,7 @@ def coupon_application_records(
     applications: Sequence[CouponApplication],
     lines: Sequence[InvoiceLineItem],
     coupons: Mapping[str, Coupon],
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[InvoiceCouponApplication, ...]:
     """One record per coupon application of an invoice. A line coupon's record names the invoice
     line it discounted (the first line of its subscription line item, or, for invoices without
     subscription line items, the line whose id it carries); an invoice-level one names none.
@@ -71,23 +58,21 @@ def coupon_application_records(
     for app in applications:
         coupon = coupons.get(app.coupon_id)
         records.append(
-            {
+            InvoiceCouponApplication(
                 **_common(ctx, "coupon_app"),
-                "invoice_id": invoice_id,
-                "invoice_line_item_id": line_of.get(app.line_item_id) if app.line_item_id else None,
-                "subscription_id": subscription_id,
-                "coupon_id": app.coupon_id,
-                "coupon_association_id": app.coupon_association_id or None,
-                "coupon_snapshot": coupon.to_dict() if coupon is not None else {},
-                "discount_type": app.discount_type,
-                "discount_percentage": _text(app.discount_percentage),
-                "discounted_amount": str(app.discounted_amount),
-                "original_price": str(app.original_price),
-                "final_price": str(app.final_price),
-                "currency": app.currency,
-                "applied_at": iso(ctx.now),
-                "metadata": {},
-            }
+                invoice_id=invoice_id,
+                invoice_line_item_id=line_of.get(app.line_item_id) if app.line_item_id else None,
+                subscription_id=subscription_id,
+                coupon_id=app.coupon_id,
+                coupon_association_id=app.coupon_association_id or None,
+                coupon_snapshot=coupon.to_dict() if coupon is not None else {},
+                discount_type=app.discount_type,
+                discount_percentage=app.discount_percentage,
+                discounted_amount=app.discounted_amount,
+                original_price=app.original_price,
+                final_price=app.final_price,
+                currency=app.currency,
+            )
         )
     return tuple(records)
 
@@ -98,26 +83,23 @@ def tax_application_records(
     invoice_id: str,
     applications: Sequence[TaxApplication],
     rates: Mapping[str, AppliedTaxRate],
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[InvoiceTax, ...]:
     """One record per tax line of an invoice: the rate (embedded as it was), the association that
     brought it, the taxable amount and the tax. ``rates`` maps each applied rate id to its rate."""
     records = []
     for app in applications:
         applied = rates.get(app.tax_rate_id)
         records.append(
-            {
+            InvoiceTax(
                 **_common(ctx, "taxapp"),
-                "tax_rate_id": app.tax_rate_id,
-                "tax_association_id": applied.association_id if applied is not None else None,
-                "entity_type": "invoice",
-                "entity_id": invoice_id,
-                "taxable_amount": str(app.taxable_amount),
-                "tax_amount": str(app.tax_amount),
-                "currency": app.currency,
-                "applied_at": iso(ctx.now),
-                "idempotency_key": f"{invoice_id}:{app.tax_rate_id}",
-                "tax_rate": applied.rate.to_dict() if applied is not None else None,
-                "metadata": {},
-            }
+                tax_rate_id=app.tax_rate_id,
+                tax_association_id=applied.association_id if applied is not None else None,
+                entity_id=invoice_id,
+                taxable_amount=app.taxable_amount,
+                tax_amount=app.tax_amount,
+                currency=app.currency,
+                idempotency_key=f"{invoice_id}:{app.tax_rate_id}",
+                tax_rate=applied.rate if applied is not None else None,
+            )
         )
     return tuple(records)

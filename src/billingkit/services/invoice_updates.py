@@ -53,7 +53,7 @@ class InvoiceUpdate(InputModel):
 def _own_applications(invoice: Invoice) -> dict[str, int]:
     counts: dict[str, int] = {}
     for record in invoice.coupon_applications:
-        key = record.get("coupon_association_id")
+        key = record.coupon_association_id
         if key:
             counts[key] = counts.get(key, 0) + 1
     return counts

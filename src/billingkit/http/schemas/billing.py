@@ -185,19 +185,11 @@ class SubscriptionModifyResponse(WireModel):
     subscription: SubscriptionResponse
 
 
-class CouponApplicationResponse(WireModel):
+class CouponApplicationResponse(EnvironmentRecordResponse):
     """One coupon that discounted an invoice: ``original_price`` - ``discounted_amount`` =
     ``final_price`` (decimal strings in ``currency``); ``invoice_line_item_id`` names the line of a
     line-item coupon (null for an invoice-level one); ``coupon_snapshot`` is the coupon as it was."""
 
-    id: str
-    tenant_id: str
-    environment_id: str
-    status: Status
-    created_at: Timestamp
-    updated_at: Timestamp
-    created_by: str
-    updated_by: str
     invoice_id: str
     invoice_line_item_id: str | None
     subscription_id: str | None
@@ -274,19 +266,11 @@ class InvoiceLineItemResponse(WireModel):
     updated_by: str
 
 
-class TaxAppliedResponse(WireModel):
+class TaxAppliedResponse(EnvironmentRecordResponse):
     """One tax line of an invoice (the reference's ``TaxAppliedResponse``): ``tax_amount``
     charged by ``tax_rate_id`` (embedded as it was when applied) on ``taxable_amount`` (subtotal
     minus discounts), brought by ``tax_association_id`` (none when the invoice named the rate)."""
 
-    id: str
-    tenant_id: str
-    environment_id: str
-    status: Status
-    created_at: Timestamp
-    updated_at: Timestamp
-    created_by: str
-    updated_by: str
     tax_rate_id: str
     tax_association_id: str | None
     entity_type: TaxRateEntityType
