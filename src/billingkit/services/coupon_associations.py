@@ -39,6 +39,7 @@ from billingkit.domain.validation import InputModel, NonEmptyStr, UtcDatetime
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
+from billingkit.services.records import list_where_in
 
 __all__ = [
     "CouponRequest",
@@ -54,7 +55,6 @@ __all__ = [
     "with_applications",
 ]
 
-_CHUNK = 500
 _PAGE = 1000
 
 
@@ -288,24 +288,7 @@ def move_with_activation(uow: UnitOfWork, ctx: Context, draft: Subscription, act
 
 
 def _live_associations(uow: UnitOfWork, subscription_ids: Sequence[str]) -> list[CouponAssociation]:
-    found: list[CouponAssociation] = []
-    for i in range(0, len(subscription_ids), _CHUNK):
-        chunk = subscription_ids[i : i + _CHUNK]
-        offset = 0
-        while True:
-            page = uow.coupon_associations.list(
-                ListQuery(
-                    filters=(Filter("subscription_id", Op.IN, chunk),),
-                    sort=(),
-                    limit=_PAGE,
-                    offset=offset,
-                )
-            )
-            found += page.items
-            if len(page.items) < _PAGE:
-                break
-            offset += _PAGE
-    return found
+    return list_where_in(uow.coupon_associations, "subscription_id", subscription_ids)
 
 
 def load_coupon_associations(

@@ -45,7 +45,7 @@ from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
-from billingkit.domain.queries import Filter, ListQuery, Op
+from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
@@ -66,6 +66,7 @@ from billingkit.services.line_terms import (
     prior_committed_usage,
     stub_proration,
 )
+from billingkit.services.records import list_where_in
 from billingkit.services.subscription_commitments import (
     CommittedUsage,
     commitment_periods,
@@ -94,7 +95,6 @@ __all__ = [
 ]
 
 R = TypeVar("R", bound=Record)
-_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,19 +183,9 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at:
         customers=_by_ids(uow.customers, (sub.customer_id for sub in subscriptions)),
     )
     plan_ids = sorted({sub.plan_id for sub in subscriptions if any(li.meter_id for li in sub.line_items)})
-    entitlements: list[Entitlement] = []
-    for i in range(0, len(plan_ids), _CHUNK):
-        chunk = plan_ids[i : i + _CHUNK]
-        entitlements += uow.entitlements.list(
-            ListQuery(
-                filters=(
-                    Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN),
-                    Filter("entity_id", Op.IN, chunk),
-                ),
-                sort=(),
-                limit=1000,
-            )
-        ).items
+    entitlements = list_where_in(
+        uow.entitlements, "entity_id", plan_ids, Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN)
+    )
     features: dict[str, Feature] = _by_ids(uow.features, (e.feature_id for e in entitlements))
     for entitlement in entitlements:
         feature = features.get(entitlement.feature_id)

@@ -33,11 +33,12 @@ from billingkit.domain.invoice_lines import CommitmentInfo
 from billingkit.domain.invoices import Invoice, InvoiceStatus
 from billingkit.domain.money import ZERO, parse_decimal
 from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, Period, period_multiple
-from billingkit.domain.queries import Filter, ListQuery, Op, Sort
+from billingkit.domain.queries import Filter, Op
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.validation import InputModel
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
+from billingkit.services.records import list_where_in
 
 __all__ = [
     "CommitmentTimeBucketConfig",
@@ -55,8 +56,6 @@ __all__ = [
 ]
 
 _ONE = Decimal(1)
-_CHUNK = 500
-_PAGE = 1000
 
 
 def _reference_number(value: Any) -> Any:
@@ -379,28 +378,16 @@ def load_commitment_usage(
     if not subs:
         return result
     earliest = min(_earliest_window_start(sub) for sub in subs)
-    for i in range(0, len(subs), _CHUNK):
-        ids = [sub.id for sub in subs[i : i + _CHUNK]]
-        offset = 0
-        while True:
-            page = uow.invoices.list(
-                ListQuery(
-                    filters=(
-                        Filter("subscription_id", Op.IN, ids),
-                        Filter("period_end", Op.GT, earliest),
-                    ),
-                    sort=(Sort("id"),),
-                    limit=_PAGE,
-                    offset=offset,
-                    status=None,
-                )
-            ).items
-            for invoice in page:
-                if invoice.invoice_status is not InvoiceStatus.VOIDED and invoice.subscription_id:
-                    result[invoice.subscription_id] += _stored_lines(invoice)
-            if len(page) < _PAGE:
-                break
-            offset += _PAGE
+    stored = list_where_in(
+        uow.invoices,
+        "subscription_id",
+        [sub.id for sub in subs],
+        Filter("period_end", Op.GT, earliest),
+        status=None,
+    )
+    for invoice in stored:
+        if invoice.invoice_status is not InvoiceStatus.VOIDED and invoice.subscription_id:
+            result[invoice.subscription_id] += _stored_lines(invoice)
     return result
 
 

@@ -25,7 +25,6 @@ from billingkit.domain.catalog import (
     TaxRateStatus,
     applicable_tax_rates,
 )
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.validation import CurrencyCode, InputModel, Key, Metadata
@@ -33,7 +32,7 @@ from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.invoice_adjustments import AppliedTaxRate
-from billingkit.services.records import build, new_fields
+from billingkit.services.records import build, list_where_in, new_fields
 from billingkit.services.tax_associations import Priority, active_tax_rate
 
 __all__ = [
@@ -45,7 +44,6 @@ __all__ = [
     "resolve_invoice_tax_rates",
 ]
 
-_CHUNK = 500
 #: Most ``tax_rate_overrides`` one subscription or customer create may carry.
 MAX_TAX_RATE_OVERRIDES = 20
 
@@ -140,24 +138,8 @@ def _associations_for(
 
 
 def _associations_of(uow: UnitOfWork, entity_ids: Iterable[str]) -> list[TaxAssociation]:
-    """The live associations of these entities: one list per chunk of 500 ids (and per 1,000
-    associations found)."""
-    ids = sorted(set(entity_ids))
-    found: list[TaxAssociation] = []
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i : i + _CHUNK]
-        offset = 0
-        while True:
-            page = uow.tax_associations.list(
-                ListQuery(
-                    filters=(Filter("entity_id", Op.IN, chunk),), sort=(), limit=MAX_LIMIT, offset=offset
-                )
-            )
-            found += page.items
-            if not page.has_more:
-                break
-            offset += len(page.items)
-    return found
+    """The live associations of these entities (a constant number of statements per 500 ids)."""
+    return list_where_in(uow.tax_associations, "entity_id", entity_ids)
 
 
 def _rates_of(uow: UnitOfWork, associations: Sequence[TaxAssociation]) -> dict[str, TaxRate]:
