@@ -13,6 +13,7 @@ invoice makes one of them fail instead of one overwriting the other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Coupon
@@ -80,7 +81,7 @@ def recompute_adjustments(
     """
     own = _own_applications(invoice)
     usable = [
-        a if a.id not in own else _replace_applications(a, max(a.applications - own[a.id], 0))
+        a if a.id not in own else replace(a, applications=max(a.applications - own[a.id], 0))
         for a in associations
     ]
     lines = invoice.line_items
@@ -146,17 +147,6 @@ def recompute_adjustments(
         # Reference notes §4.10: a draft finalizes the delay after it was last computed.
         changes["finalize_at"] = ctx.now + ctx.settings.invoice_finalization_delay
     return invoice.model_copy(update=changes)
-
-
-def _replace_applications(association: CouponAssociation, applications: int) -> CouponAssociation:
-    return CouponAssociation(
-        id=association.id,
-        coupon=association.coupon,
-        start_date=association.start_date,
-        end_date=association.end_date,
-        line_item_id=association.line_item_id,
-        applications=applications,
-    )
 
 
 def update_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str, request: InvoiceUpdate) -> Invoice:
