@@ -28,16 +28,19 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.coupon_associations import CouponAssociation
+from billingkit.domain.credit_grant_applications import CreditGrantApplication
+from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPayment, WebhookRequest
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.payments import Payment
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
-from billingkit.domain.wallets import WalletTransaction
+from billingkit.domain.wallets import Wallet, WalletTransaction
 
 __all__ = [
     "Clock",
@@ -142,6 +145,14 @@ class Ledger(Protocol[T]):
 
     def list(self, query: ListQuery) -> Page[T]: ...
 
+    def settle(self, id: str, /, status: str, *, updated_at: datetime, updated_by: str) -> T:
+        """Move row ``id`` from ``transaction_status`` ``pending`` to ``status`` (``completed`` or
+        ``failed``): the one change a ledger row ever sees, made once. :class:`InvalidOperation`
+        (and nothing changed) when the row is not pending, so of two concurrent settles one wins
+        (a guarded single-row update on SQL stores); :class:`NotFound` for a row the scope cannot
+        see; :class:`ValidationError` for another target status or a kind without the field."""
+        ...
+
 
 class EventStore(Protocol):
     """Usage events of one scope. Events are immutable: an id is stored once and never changes."""
@@ -214,7 +225,11 @@ class Repositories(Protocol):
     tax_associations: Repository[TaxAssociation]
     subscriptions: Repository[Subscription]
     invoices: Repository[Invoice]
+    wallets: Repository[Wallet]
     wallet_transactions: Ledger[WalletTransaction]
+    payments: Repository[Payment]
+    credit_notes: Repository[CreditNote]
+    credit_grant_applications: Repository[CreditGrantApplication]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

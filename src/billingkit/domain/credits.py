@@ -1,7 +1,7 @@
 """Prepaid credits: wallet balances and credit grants paying invoice lines.
 
 Rules: sources are used in order of ``priority`` (lower number first, none last), then earliest
-expiry (none last), then id. Each source pays eligible lines (by price type; USAGE only unless the
+expiry (none last), then the larger balance, then id. Each source pays eligible lines (by price type; USAGE only unless the
 source allows more) in line order, never more than what is left on a line after discounts and never
 more than its balance rounded down to the currency's minor unit. Expired sources pay nothing.
 Example: grant A (priority 1) 30.00 and wallet B (priority 2) 100.00 against a usage line of 45.00
@@ -94,18 +94,20 @@ class CreditResult(NamedTuple):
     total: Decimal
 
 
-def _sort_key(source: CreditSource) -> tuple[bool, int, datetime, str]:
+def _sort_key(source: CreditSource) -> tuple[bool, int, datetime, Decimal, str]:
     # A missing expiry sorts after every real one (datetime.max stands for "never").
     return (
         source.priority is None,
         source.priority or 0,
         source.expires_at or _NEVER,
+        -source.balance,
         source.id,
     )
 
 
 def credit_order(sources: Sequence[CreditSource]) -> list[CreditSource]:
-    """Sources in consumption order: priority asc (None last), expiry asc (None last), id."""
+    """Sources in consumption order (reference notes §6.2): priority asc (None last), expiry asc
+    (None last), the larger balance first, then id."""
     return sorted(sources, key=_sort_key)
 
 

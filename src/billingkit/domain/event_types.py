@@ -5,7 +5,7 @@ A payload is ``{"event_type": <name>, <resource>: {...}}`` (``resource`` is also
 notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet event's
 ``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
 about (plus what it needs besides, e.g. a subscription's customer); it is ``None`` where
-billingkit has no such model yet (wallets, payments, credit notes, checkout sessions, alerts).
+billingkit has no such model yet (checkout sessions, alerts).
 
 Services record notifications through this catalogue (``services.notifications``), so a type
 that is not declared here cannot be recorded; the API guide lists it (a test keeps the list equal).
@@ -15,22 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from billingkit.domain.catalog import Entitlement, Feature
+from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
+from billingkit.domain.payments import Payment
 from billingkit.domain.resources import iso
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent
+from billingkit.domain.wallets import Wallet, WalletTransaction
 
 __all__ = [
     "EVENT_TYPES",
     "EventType",
+    "credit_note_payload",
     "event_to_dict",
     "invoice_payload",
+    "payment_payload",
     "rejected_event_payload",
     "subscription_payload",
+    "transaction_payload",
+    "wallet_payload",
 ]
 
 PayloadBuilder = Callable[..., dict[str, Any]]
@@ -114,6 +122,98 @@ def rejected_event_payload(event: UsageEvent, environment_id: str, reason: str) 
     return {**event_to_dict(event, environment_id), "reason": reason}
 
 
+_WALLET_FIELDS = ("id", "name", "customer_id", "currency", "wallet_type", "wallet_status", "conversion_rate")
+
+
+def wallet_payload(wallet: Wallet) -> dict[str, Any]:
+    """The ``wallet`` of wallet webhook payloads: the reference's fields, balances as strings."""
+    data = wallet.to_dict()
+    return {
+        **{name: data[name] for name in _WALLET_FIELDS},
+        "balance": data["balance"],
+        "credit_balance": data["credit_balance"],
+    }
+
+
+_TRANSACTION_FIELDS = (
+    "id",
+    "wallet_id",
+    "customer_id",
+    "type",
+    "amount",
+    "credit_amount",
+    "transaction_status",
+    "transaction_reason",
+    "reference_type",
+    "reference_id",
+    "expiry_date",
+    "description",
+    "metadata",
+)
+
+
+def transaction_payload(
+    transaction: WalletTransaction, currency: str, balance_before: Decimal, balance_after: Decimal
+) -> dict[str, Any]:
+    """The ``transaction`` (or ``updated_transaction``) of wallet transaction webhook payloads,
+    with the wallet's ``currency`` and its credit balance before and after the movement."""
+    data = transaction.to_dict()
+    return {
+        **{name: data[name] for name in _TRANSACTION_FIELDS},
+        "currency": currency,
+        "credit_balance_before": str(balance_before),
+        "credit_balance_after": str(balance_after),
+    }
+
+
+_PAYMENT_FIELDS = (
+    "id",
+    "amount",
+    "currency",
+    "destination_id",
+    "destination_type",
+    "error_message",
+    "failed_at",
+    "invoice_number",
+    "payment_gateway",
+    "payment_method_type",
+    "payment_status",
+    "refunded_at",
+    "succeeded_at",
+    "voided_at",
+)
+
+
+def payment_payload(payment: Payment) -> dict[str, Any]:
+    """The ``payment`` of payment webhook payloads (the reference's fields)."""
+    data = payment.to_dict()
+    return {name: data[name] for name in _PAYMENT_FIELDS}
+
+
+_CREDIT_NOTE_FIELDS = (
+    "id",
+    "credit_note_number",
+    "credit_note_status",
+    "credit_note_type",
+    "currency",
+    "customer_id",
+    "finalized_at",
+    "invoice_id",
+    "memo",
+    "metadata",
+    "reason",
+    "subscription_id",
+    "total_amount",
+    "voided_at",
+)
+
+
+def credit_note_payload(note: CreditNote) -> dict[str, Any]:
+    """The ``credit_note`` of credit note webhook payloads (the reference's fields)."""
+    data = note.to_dict()
+    return {name: data[name] for name in _CREDIT_NOTE_FIELDS}
+
+
 def _customer(customer: Customer) -> dict[str, Any]:
     return customer.to_dict()
 
@@ -195,10 +295,11 @@ _CATALOGUE: tuple[EventType, ...] = (
         "Wallet",
         "wallet",
         "wallet.created wallet.updated wallet.terminated",
+        wallet_payload,
         fields=("alert",),
     ),
-    *_group("Wallet", "transaction", "wallet.transaction.created"),
-    *_group("Wallet", "updated_transaction", "wallet.transaction.updated"),
+    *_group("Wallet", "transaction", "wallet.transaction.created", transaction_payload),
+    *_group("Wallet", "updated_transaction", "wallet.transaction.updated", transaction_payload),
     *_group(
         "Wallet",
         "wallet",
@@ -207,7 +308,10 @@ _CATALOGUE: tuple[EventType, ...] = (
         fields=("alert",),
     ),
     *_group(
-        "Payment", "payment", "payment.created payment.updated payment.failed payment.success payment.pending"
+        "Payment",
+        "payment",
+        "payment.created payment.updated payment.failed payment.success payment.pending",
+        payment_payload,
     ),
     *_group("Customer", "customer", "customer.created customer.updated customer.deleted", _customer),
     *_group(
@@ -219,7 +323,7 @@ _CATALOGUE: tuple[EventType, ...] = (
     ),
     # Its invoice embeds the customer and the subscription: another shape, built when it is sent.
     *_group("Invoice", "invoice", "invoice.communication.triggered"),
-    *_group("Credit note", "credit_note", "credit_note.created credit_note.updated"),
+    *_group("Credit note", "credit_note", "credit_note.created credit_note.updated", credit_note_payload),
     *_group(
         "Checkout",
         "checkout_session",

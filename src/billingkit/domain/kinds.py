@@ -37,13 +37,16 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.coupon_associations import CouponAssociation
+from billingkit.domain.credit_grant_applications import CreditGrantApplication
+from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.payments import Payment
 from billingkit.domain.queries import Op
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription
-from billingkit.domain.wallets import WalletTransaction
+from billingkit.domain.wallets import Wallet, WalletTransaction
 
 __all__ = ["COMMON_SEARCHABLE", "KINDS", "Kind", "Level", "Searchable", "Unique", "searchable"]
 
@@ -283,6 +286,15 @@ KINDS: dict[str, Kind] = {
                 amount_remaining=Op.GT,
             ),
         ),
+        # The account credits move in and out of; its version serialises the movements.
+        Kind(
+            "wallets",
+            "wallet",
+            Wallet,
+            Level.ENVIRONMENT,
+            versioned=True,
+            searchable=searchable(customer_id=(EQ, IN), currency=EQ, wallet_type=EQ, wallet_status=IN),
+        ),
         # Money that moves: one row per movement, keyed by its cause (archived rows keep their
         # key, so a cause can never be applied twice).
         Kind(
@@ -292,6 +304,70 @@ KINDS: dict[str, Kind] = {
             Level.ENVIRONMENT,
             unique=(Unique(("idempotency_key",), live_only=False),),
             append_only=True,
+            searchable=searchable(
+                wallet_id=(EQ, IN),
+                customer_id=EQ,
+                type=EQ,
+                transaction_status=IN,
+                transaction_reason=IN,
+                reference_type=EQ,
+                reference_id=EQ,
+                priority=EQ,
+                expiry_date=(Op.GTE, Op.LTE),
+            ),
+        ),
+        # One payment per request: the key derives from the invoice, amount, method and intent.
+        Kind(
+            "payments",
+            "payment",
+            Payment,
+            Level.ENVIRONMENT,
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            versioned=True,
+            searchable=searchable(
+                destination_type=EQ,
+                destination_id=(EQ, IN),
+                customer_id=EQ,
+                payment_status=IN,
+                payment_method_type=EQ,
+                currency=EQ,
+            ),
+        ),
+        # One credit note per request content; finalization rechecks what the invoice can give.
+        Kind(
+            "credit_notes",
+            "credit note",
+            CreditNote,
+            Level.ENVIRONMENT,
+            unique=(
+                Unique(("idempotency_key",), live_only=False),
+                Unique(("credit_note_number",), live_only=False),
+            ),
+            versioned=True,
+            searchable=searchable(
+                invoice_id=(EQ, IN),
+                customer_id=EQ,
+                subscription_id=EQ,
+                credit_note_type=EQ,
+                credit_note_status=IN,
+                reason=EQ,
+            ),
+        ),
+        # A grant's credits for one subscription and period: granted once, by the worker.
+        Kind(
+            "credit_grant_applications",
+            "credit grant application",
+            CreditGrantApplication,
+            Level.ENVIRONMENT,
+            unique=(Unique(("credit_grant_id", "subscription_id", "period_start"), live_only=False),),
+            versioned=True,
+            due_at="run_at",
+            searchable=searchable(
+                credit_grant_id=(EQ, IN),
+                subscription_id=(EQ, IN),
+                customer_id=EQ,
+                application_status=IN,
+            ),
         ),
     )
 }

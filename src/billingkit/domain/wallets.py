@@ -6,29 +6,80 @@ a refund or an expiry is a new row of the opposite type. Each row carries an ``i
 derived from what caused it (an invoice, a credit grant application, a credit note, a request),
 unique in its environment, so applying one cause twice stores one row (:func:`movement_key`).
 
-Wallets themselves, top-ups, consumption and expiry arrive with the wallet issue; this module
-holds the row they all write.
+A wallet (:class:`Wallet`) is the account the rows belong to. It caches the sum of its completed
+rows as ``credit_balance`` and every movement updates that cache under the wallet's ``version`` in
+the movement's own unit of work: two concurrent movements of one wallet cannot both commit (the
+second is a ``VersionConflict``), which is what serialises consumption of the same credits. A test
+checks the cache equals the sum of the rows.
+
+Debits draw from named credit rows: a debit row's ``source_transaction_id`` is the credit row it
+consumed, so the credits still available on a credit row are its ``credit_amount`` minus the
+debits drawing from it (one grouped sum). A debit that spans several credit rows is several rows.
+
+The only change a stored row ever sees is a pending credit (an invoiced purchase, not yet paid)
+becoming ``completed`` or ``failed``, once (``Ledger.settle``); a pending row counts in no balance.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any, Self
 
-from pydantic import model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from billingkit.domain.catalog.features import AlertSettings
+from billingkit.domain.money import quantize_exponent
 from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import MAX_KEY, DecimalText, UtcDatetime
-from billingkit.errors import ValidationError
+from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
+    "CREDIT_EXPONENT",
+    "AlertState",
+    "AutoTopup",
+    "Draw",
+    "Lot",
     "TransactionReason",
     "TransactionReferenceType",
+    "TransactionStatus",
     "TransactionType",
+    "Wallet",
+    "WalletConfig",
+    "WalletPriceType",
+    "WalletStatus",
     "WalletTransaction",
+    "WalletType",
+    "consumption_order",
+    "credits_for",
+    "credits_value",
+    "draw_money",
+    "draws_for_amount",
+    "draws_for_credits",
     "movement_key",
 ]
+
+#: Credits are kept to 10 decimal places: a money amount turned into credits at a rate that does
+#: not divide it (10.00 usd at 3 usd a credit) is rounded half up there, e.g. 3.3333333333.
+CREDIT_EXPONENT = Decimal("1e-10")
+
+
+def credits_value(credits: Decimal, conversion_rate: Decimal, currency: str) -> Decimal:
+    """What ``credits`` are worth in ``currency`` at ``conversion_rate`` (currency per credit),
+    rounded down to the currency's minor unit (credits never pay more than they hold):
+    ``credits_value(Decimal("3.3333333333"), Decimal(3), "usd")`` is ``Decimal("9.99")``."""
+    return (credits * conversion_rate).quantize(quantize_exponent(currency), rounding=ROUND_FLOOR)
+
+
+def credits_for(amount: Decimal, conversion_rate: Decimal) -> Decimal:
+    """The credits worth ``amount`` (money) at ``conversion_rate``, to :data:`CREDIT_EXPONENT`
+    half up: ``credits_for(Decimal("10.00"), Decimal("0.5"))`` is ``Decimal("20")``."""
+    if conversion_rate <= 0:
+        raise ValidationError("conversion_rate must be greater than 0", field="conversion_rate")
+    return (amount / conversion_rate).quantize(CREDIT_EXPONENT, rounding=ROUND_HALF_UP).normalize()
 
 
 class TransactionType(StrEnum):
@@ -36,6 +87,15 @@ class TransactionType(StrEnum):
 
     CREDIT = "credit"
     DEBIT = "debit"
+
+
+class TransactionStatus(StrEnum):
+    """A credit bought on an invoice is ``pending`` until the invoice is paid, then ``completed``
+    (or ``failed`` when the purchase is abandoned). Every other row is ``completed`` from the start."""
+
+    PENDING = "pending"
+    COMPLETED = "completed"
+    FAILED = "failed"
 
 
 class TransactionReason(StrEnum):
@@ -117,6 +177,8 @@ class WalletTransaction(EnvironmentResource):
     priority: int | None = None
     description: str | None = None
     metadata: dict[str, str] = {}
+    transaction_status: TransactionStatus = TransactionStatus.COMPLETED
+    source_transaction_id: str | None = None
 
     @model_validator(mode="after")
     def _movement_rules(self) -> Self:
@@ -132,6 +194,13 @@ class WalletTransaction(EnvironmentResource):
             for name in ("expiry_date", "priority"):
                 if getattr(self, name) is not None:
                     raise ValidationError(f"{name} is only allowed on credit transactions", field=name)
+            if self.transaction_status is not TransactionStatus.COMPLETED:
+                raise ValidationError("a debit is completed when it is recorded", field="transaction_status")
+        elif self.source_transaction_id is not None:
+            raise ValidationError(
+                "source_transaction_id names the credit a debit draws from; a credit has none",
+                field="source_transaction_id",
+            )
         if self.priority is not None and self.priority < 0:
             raise ValidationError("priority must not be negative", field="priority")
         return self
@@ -144,3 +213,222 @@ class WalletTransaction(EnvironmentResource):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+# -- wallets ----------------------------------------------------------------------------------
+
+
+class WalletType(StrEnum):
+    """``PRE_PAID``: credits pay invoice lines. ``POST_PAID``: a payment method invoices are paid
+    with after they are issued."""
+
+    PRE_PAID = "PRE_PAID"
+    POST_PAID = "POST_PAID"
+
+
+class WalletStatus(StrEnum):
+    ACTIVE = "active"
+    FROZEN = "frozen"
+    CLOSED = "closed"
+
+
+class WalletPriceType(StrEnum):
+    """Which invoice lines a wallet's credits may pay (``ALL`` = USAGE and FIXED)."""
+
+    ALL = "ALL"
+    USAGE = "USAGE"
+    FIXED = "FIXED"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WalletConfig(_Part):
+    allowed_price_types: tuple[WalletPriceType, ...] = (WalletPriceType.ALL,)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Self:
+        if not self.allowed_price_types:
+            raise ValidationError(
+                "allowed_price_types names at least one of ALL, USAGE, FIXED",
+                field="config.allowed_price_types",
+            )
+        return self
+
+    def price_types(self) -> frozenset[str]:
+        """The invoice price types the credits pay: ``{"USAGE", "FIXED"}`` for ``ALL``."""
+        if WalletPriceType.ALL in self.allowed_price_types:
+            return frozenset({"USAGE", "FIXED"})
+        return frozenset(t.value for t in self.allowed_price_types)
+
+
+class AutoTopup(_Part):
+    """Top the wallet up by ``amount`` credits when its balance falls below ``threshold``
+    (``invoicing``: as an invoiced purchase), at most once per ``cooldown`` seconds."""
+
+    enabled: bool = False
+    threshold: DecimalText | None = None
+    amount: DecimalText | None = None
+    invoicing: bool = False
+    cooldown: int | None = None
+
+
+class AlertState(StrEnum):
+    OK = "ok"
+    INFO = "info"
+    WARNING = "warning"
+    IN_ALARM = "in_alarm"
+
+
+class Wallet(EnvironmentResource):
+    """Customer ``customer_id``'s account of prepaid credits in ``currency``.
+
+    One credit is worth ``conversion_rate`` of the currency; a purchase of ``amount`` buys
+    ``amount / topup_conversion_rate`` credits. ``credit_balance`` is the cached sum of the
+    wallet's completed ledger rows (credits minus debits); ``balance`` its worth in the currency.
+    ``version`` moves with every movement (see the module docstring).
+    """
+
+    customer_id: str
+    currency: str
+    name: str | None = None
+    description: str | None = None
+    wallet_type: WalletType = WalletType.PRE_PAID
+    wallet_status: WalletStatus = WalletStatus.ACTIVE
+    conversion_rate: DecimalText = Decimal(1)
+    topup_conversion_rate: DecimalText = Decimal(1)
+    config: WalletConfig = WalletConfig()
+    auto_topup: AutoTopup | None = None
+    alert_settings: AlertSettings | None = None
+    alert_state: AlertState = AlertState.OK
+    credit_balance: DecimalText = Decimal(0)
+    metadata: dict[str, str] = {}
+    version: int = 1
+
+    @model_validator(mode="after")
+    def _rates(self) -> Self:
+        for name in ("conversion_rate", "topup_conversion_rate"):
+            if getattr(self, name) <= 0:
+                raise ValidationError(f"{name} must be greater than 0", field=name)
+        return self
+
+    @property
+    def balance(self) -> Decimal:
+        """``credit_balance`` in the currency (rounded down to its minor unit)."""
+        return credits_value(self.credit_balance, self.conversion_rate, self.currency)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Wallet {self.id} {self.wallet_type.value} {self.currency} {self.credit_balance} credits "
+            f"{self.wallet_status.value}>"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form, with ``balance`` beside ``credit_balance``."""
+        data = self.model_dump(mode="json")
+        data["balance"] = str(self.balance)
+        return data
+
+
+# -- consuming credits --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Lot:
+    """A completed credit row with ``credits_left`` (its credits minus the debits drawing from it)."""
+
+    transaction: WalletTransaction
+    credits_left: Decimal
+
+    @property
+    def id(self) -> str:
+        return self.transaction.id
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """``credits`` taken from ``lot``, worth ``amount`` of the wallet's currency."""
+
+    lot: Lot
+    credits: Decimal
+    amount: Decimal
+
+
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _lot_order(lot: Lot) -> tuple[bool, int, datetime, Decimal, str]:
+    row = lot.transaction
+    return (row.priority is None, row.priority or 0, row.expiry_date or _NEVER, -row.credit_amount, row.id)
+
+
+def consumption_order(lots: Iterable[Lot], *, at: datetime | None = None) -> list[Lot]:
+    """The lots credits are taken from, in order (reference notes §6.2): ``priority`` ascending
+    (none last), then expiry ascending (none last), then the larger credit first, then id. Lots
+    with nothing left, and with ``at``, lots expired at ``at`` (expiry at or before it), are left out.
+    Example: A (priority 1, 30), B (no priority, 100, expires in May), C (no priority, 50, expires
+    in April) -> A, C, B."""
+    usable = [
+        lot
+        for lot in lots
+        if lot.credits_left > 0
+        and (at is None or lot.transaction.expiry_date is None or lot.transaction.expiry_date > at)
+    ]
+    return sorted(usable, key=_lot_order)
+
+
+def draw_money(lot: Lot, amount: Decimal, conversion_rate: Decimal, currency: str) -> Draw:
+    """The draw paying ``amount`` (money, at most the lot's worth) from ``lot``: all its credits
+    when ``amount`` is its whole worth, else the credits worth ``amount`` (never more than left)."""
+    worth = credits_value(lot.credits_left, conversion_rate, currency)
+    if amount > worth:
+        raise ValidationError(f"{amount} is more than the {worth} lot {lot.id} is worth", field="amount")
+    credits = (
+        lot.credits_left if amount == worth else min(lot.credits_left, credits_for(amount, conversion_rate))
+    )
+    return Draw(lot, credits, amount)
+
+
+def draws_for_amount(
+    lots: Sequence[Lot], amount: Decimal, conversion_rate: Decimal, currency: str
+) -> list[Draw]:
+    """Pay ``amount`` (money) from ``lots`` taken in the order given (see
+    :func:`consumption_order`); ``InvalidOperation`` when they are worth less than ``amount``.
+    Example: lots worth 30.00 and 100.00 paying 45.00 -> 30.00 from the first, 15.00 from the second."""
+    draws: list[Draw] = []
+    left = amount
+    for lot in lots:
+        if left <= 0:
+            break
+        worth = credits_value(lot.credits_left, conversion_rate, currency)
+        if worth <= 0:
+            continue
+        paid = min(worth, left)
+        draws.append(draw_money(lot, paid, conversion_rate, currency))
+        left -= paid
+    if left > 0:
+        raise InvalidOperation(
+            f"the wallet's credits are worth {amount - left} {currency}, less than {amount}"
+        )
+    return draws
+
+
+def draws_for_credits(
+    lots: Sequence[Lot], credits: Decimal, conversion_rate: Decimal, currency: str
+) -> list[Draw]:
+    """Take ``credits`` from ``lots`` in the order given; ``InvalidOperation`` when they hold fewer.
+    Each draw's ``amount`` is its credits' worth (rounded down to the currency's minor unit)."""
+    draws: list[Draw] = []
+    left = credits
+    for lot in lots:
+        if left <= 0:
+            break
+        taken = min(lot.credits_left, left)
+        if taken <= 0:
+            continue
+        draws.append(Draw(lot, taken, credits_value(taken, conversion_rate, currency)))
+        left -= taken
+    if left > 0:
+        raise InvalidOperation(f"the wallet holds {credits - left} credits, fewer than {credits}")
+    return draws

@@ -22,7 +22,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
 from billingkit.domain.validation import DecimalText, InputModel
 from billingkit.ports import UnitOfWork
-from billingkit.services import notifications
+from billingkit.services import invoice_settlement, notifications
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
 from billingkit.services.invoicing import invoice_event, number_invoices
@@ -82,6 +82,7 @@ def void_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoice:
     ctx.require(ENTITY, Action.WRITE)
     invoice = get_live(uow.invoices, LABEL, invoice_id)
     saved = _save(uow, ctx, invoice, void_changes(invoice, ctx.now))
+    invoice_settlement.invoice_voided(uow, ctx, saved)
     notifications.notify(uow, ctx, "invoice.update.voided", saved)
     return saved
 
@@ -102,6 +103,7 @@ def update_payment_status(
     amount = Decimal(request.amount) if request.amount is not None else None
     changes = payment_changes(invoice, request.payment_status, amount, ctx.now)
     saved = _save(uow, ctx, invoice, changes)
+    invoice_settlement.invoice_paid(uow, ctx, saved)
     notifications.notify(uow, ctx, "invoice.update.payment", saved)
     return saved
 

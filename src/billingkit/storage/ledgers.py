@@ -7,10 +7,25 @@ from decimal import Decimal
 from types import NoneType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from billingkit.errors import AppendOnly, ValidationError
+from billingkit.errors import AppendOnly, InvalidOperation, ValidationError
 from billingkit.storage.kinds import Kind
 
-__all__ = ["check_sum", "refuse_change"]
+__all__ = [
+    "PENDING",
+    "SETTLED_STATUSES",
+    "check_settle",
+    "check_sum",
+    "refuse_change",
+    "refuse_settle",
+    "settle_status",
+]
+
+#: The field ``Ledger.settle`` moves.
+STATUS_FIELD = "transaction_status"
+
+#: ``Ledger.settle`` moves a row from ``PENDING`` to one of these, once.
+PENDING = "pending"
+SETTLED_STATUSES = frozenset({"completed", "failed"})
 
 
 def _field_types(annotation: Any) -> list[Any]:
@@ -47,3 +62,28 @@ def refuse_change(kind: Kind, id: str) -> AppendOnly:
         "record a correcting one instead",
         details={"id": id},
     )
+
+
+def check_settle(kind: Kind, status: str) -> None:
+    """``kind`` has pending rows (a ``transaction_status`` field) and ``status`` is a settled one;
+    else ``ValidationError``."""
+    if STATUS_FIELD not in kind.model.model_fields:
+        raise ValidationError(f"{kind.label} rows have no status to settle", field="transaction_status")
+    if status not in SETTLED_STATUSES:
+        raise ValidationError(
+            f"a pending row settles as completed or failed, not {status!r}", field="transaction_status"
+        )
+
+
+def refuse_settle(kind: Kind, id: str, current: object) -> InvalidOperation:
+    """The error for settling row ``id`` that is no longer pending (``current`` status)."""
+    return InvalidOperation(
+        f"{kind.label} {id} is {current}, not {PENDING}: it was settled already",
+        details={"id": id, "transaction_status": str(current)},
+    )
+
+
+def settle_status(row: object) -> str:
+    """The ``transaction_status`` of a stored row, as text."""
+    value = getattr(row, STATUS_FIELD)
+    return str(getattr(value, "value", value))

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
 from billingkit.domain.resources import Record
 from billingkit.domain.usage import EXACT
 from billingkit.errors import ValidationError
-from billingkit.storage.ledgers import check_sum, refuse_change
+from billingkit.storage.ledgers import (
+    PENDING,
+    check_settle,
+    check_sum,
+    refuse_change,
+    refuse_settle,
+    settle_status,
+)
 from billingkit.storage.memory.repository import MemoryRepository
 from billingkit.storage.records import plain_value
 
@@ -60,3 +68,20 @@ class MemoryLedger(MemoryRepository[T]):
             current = totals.get(key, Decimal(0))
             totals[key] = current if value is None else EXACT.add(current, value)
         return totals
+
+    def settle(self, id: str, /, status: str, *, updated_at: datetime, updated_by: str) -> T:
+        check_settle(self._kind, status)
+        current = self.get(id)
+        if settle_status(current) != PENDING:
+            raise refuse_settle(self._kind, id, settle_status(current))
+        settled = type(current).model_validate(
+            {
+                **current.model_dump(),
+                "transaction_status": status,
+                "updated_at": updated_at,
+                "updated_by": updated_by,
+            }
+        )
+        self._record_undo(self._rows, id, current)
+        self._rows[id] = settled
+        return settled

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -17,7 +18,14 @@ from billingkit.domain.resources import Record
 from billingkit.domain.usage import EXACT
 from billingkit.domain.validation import unstorable_text
 from billingkit.errors import NotFound, ValidationError
-from billingkit.storage.ledgers import check_sum, refuse_change
+from billingkit.storage.ledgers import (
+    PENDING,
+    check_settle,
+    check_sum,
+    refuse_change,
+    refuse_settle,
+    settle_status,
+)
 from billingkit.storage.sql.mapping import column_decoder, placeholder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.types import decimal_text
@@ -108,3 +116,28 @@ class SqlLedger(SqlRepository[T]):
         rows = self._conn.exec_driver_sql(statement[0], tuple(statement[1])).fetchall()
         found = column_decoder(self._table, self._conn.dialect, (group_by, field)).values(rows)
         return {row[group_by]: Decimal(0) if row[field] is None else row[field] for row in found}
+
+    def settle(self, id: str, /, status: str, *, updated_at: datetime, updated_by: str) -> T:
+        check_settle(self._kind, status)
+        current = self.get(id)  # NotFound for a row this scope cannot see
+        settled = type(current).model_validate(
+            {
+                **current.model_dump(),
+                "transaction_status": status,
+                "updated_at": updated_at,
+                "updated_by": updated_by,
+            }
+        )
+        encoder = self._encoder()
+        columns = ("transaction_status", "updated_at", "updated_by")
+        where = (*self._where(False), "transaction_status")
+        sql = encoder.update_sql(columns, where)
+        # Guarded on the row still being pending: of two concurrent settles, the second finds
+        # no pending row (PostgreSQL re-checks the condition after the first commits).
+        params = (*encoder.values(settled, columns), *self._match(id, None), PENDING)
+        with self._atomic((settled,), many=False):
+            rowcount = self._conn.exec_driver_sql(sql, params).rowcount
+        if rowcount == 0:
+            fresh = self.get(id)
+            raise refuse_settle(self._kind, id, settle_status(fresh))
+        return settled

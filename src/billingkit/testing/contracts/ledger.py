@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from billingkit.domain.resources import Status
 from billingkit.domain.usage import EXACT
-from billingkit.domain.wallets import TransactionReason, TransactionType, WalletTransaction
-from billingkit.errors import AlreadyExists, AppendOnly, NotFound, ValidationError
+from billingkit.domain.wallets import TransactionReason, TransactionStatus, TransactionType, WalletTransaction
+from billingkit.errors import AlreadyExists, AppendOnly, InvalidOperation, NotFound, ValidationError
 from billingkit.ports import Ledger, Storage, UnitOfWork
 
 __all__ = ["LedgerContract", "movement"]
@@ -101,6 +101,49 @@ class LedgerContract:
             assert sorted(ledger.find_many([d.id for d in debits]), key=lambda t: t.id) == debits
             assert ledger.find_one(idempotency_key=credit.idempotency_key) == credit
             assert ledger.find_one(type=TransactionType.DEBIT, credit_amount=Decimal("2.25")) == debits[1]
+
+    # -- settling a pending row ---------------------------------------------------------------
+    def test_a_pending_row_settles_once_and_nothing_else_changes(self, storage: Storage) -> None:
+        pending = movement("40.00", transaction_status=TransactionStatus.PENDING)
+        later = T0 + timedelta(days=2)
+        with storage.unit_of_work(*SCOPE) as uow:
+            _ledger(uow).add(pending)
+            uow.commit()
+        with storage.unit_of_work(*SCOPE) as uow:  # rolled back: still pending
+            _ledger(uow).settle(pending.id, "completed", updated_at=later, updated_by="payer")
+        with storage.unit_of_work(*SCOPE) as uow:
+            assert _ledger(uow).get(pending.id) == pending
+            settled = _ledger(uow).settle(pending.id, "completed", updated_at=later, updated_by="payer")
+            uow.commit()
+        expected = pending.model_copy(
+            update={
+                "transaction_status": TransactionStatus.COMPLETED,
+                "updated_at": later,
+                "updated_by": "payer",
+            }
+        )
+        assert settled == expected
+        with storage.unit_of_work(*SCOPE) as uow:
+            assert _ledger(uow).get(pending.id) == expected
+            for status in ("completed", "failed"):
+                with pytest.raises(InvalidOperation):
+                    _ledger(uow).settle(pending.id, status, updated_at=later, updated_by="x")
+            assert _ledger(uow).get(pending.id) == expected
+            with pytest.raises(ValidationError):
+                _ledger(uow).settle(pending.id, "pending", updated_at=later, updated_by="x")
+            with pytest.raises(NotFound):
+                _ledger(uow).settle("wtx_missing", "failed", updated_at=later, updated_by="x")
+        # Another scope cannot see it.
+        with storage.unit_of_work("tenant_b", "env_b") as uow, pytest.raises(NotFound):
+            _ledger(uow).settle(pending.id, "failed", updated_at=later, updated_by="x")
+
+    def test_a_completed_row_cannot_be_settled(self, storage: Storage) -> None:
+        done = movement("5")
+        with storage.unit_of_work(*SCOPE) as uow:
+            _ledger(uow).add(done)
+            with pytest.raises(InvalidOperation):
+                _ledger(uow).settle(done.id, "failed", updated_at=T0, updated_by="x")
+            assert _ledger(uow).get(done.id) == done
 
     # -- append-only ---------------------------------------------------------------------------
     def test_updates_are_refused_and_change_nothing(self, storage: Storage) -> None:

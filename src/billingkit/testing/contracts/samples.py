@@ -233,6 +233,62 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "transaction_reason": "FREE_CREDIT_GRANT",
             "idempotency_key": f"sample|{n}",
             "expiry_date": T0 + timedelta(days=30),
+            "transaction_status": "pending",
+        },
+        "wallets": {
+            "customer_id": f"cust_{n}",
+            "currency": "usd",
+            "name": f"Wallet {n}",
+            "conversion_rate": "0.5",
+            "config": {"allowed_price_types": ["USAGE"]},
+            "auto_topup": {"enabled": True, "threshold": "5", "amount": "100", "cooldown": 3600},
+            "alert_settings": {"alert_enabled": True, "critical": {"threshold": "0", "condition": "below"}},
+            "credit_balance": "12.3456789012",
+            "metadata": {"plan": "pro"},
+        },
+        "payments": {
+            "idempotency_key": f"pay|{n}",
+            "destination_id": f"inv_{n}",
+            "payment_method_type": "CARD",
+            "payment_method_id": "pm_1",
+            "payment_gateway": "sandbox",
+            "amount": "100.05",
+            "currency": "usd",
+            "payment_status": "SUCCEEDED",
+            "succeeded_at": T0 + timedelta(hours=1),
+            "attempts": [
+                {"id": f"attempt_{n}", "attempt_number": 1, "payment_status": "SUCCEEDED", "created_at": T0}
+            ],
+        },
+        "credit_notes": {
+            "credit_note_number": f"CN-{n:05d}",
+            "invoice_id": f"inv_{n}",
+            "customer_id": f"cust_{n}",
+            "credit_note_type": "REFUND",
+            "reason": "SERVICE_ISSUE",
+            "currency": "usd",
+            "total_amount": "70.00",
+            "idempotency_key": f"cn|{n}",
+            "line_items": [
+                {
+                    "id": f"cn_line_{n}",
+                    "invoice_line_item_id": "inv_line_1",
+                    "amount": "70.00",
+                    "currency": "usd",
+                }
+            ],
+        },
+        "credit_grant_applications": {
+            "credit_grant_id": f"cg_{n}",
+            "subscription_id": f"subs_{n}",
+            "customer_id": f"cust_{n}",
+            "scheduled_for": T0,
+            "run_at": T0,
+            "period_start": T0,
+            "period_end": T0 + timedelta(days=31),
+            "application_reason": "first_time_recurring_credit_grant",
+            "credits": "100",
+            "idempotency_key": f"cga|{n}",
         },
     }
     model = KINDS[kind].model
