@@ -32,7 +32,14 @@ from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.event_queries import EventFilter, EventPage
-from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPayment, WebhookRequest
+from billingkit.domain.gateways import (
+    DeliveryResult,
+    PaymentRequest,
+    ProviderPayment,
+    ProviderRefund,
+    RefundRequest,
+    WebhookRequest,
+)
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.payments import Payment
@@ -311,6 +318,13 @@ class PaymentProvider(Protocol):
     def get_payment(self, provider_payment_id: str) -> ProviderPayment:
         """The payment as the provider sees it now (a pending one may have succeeded or failed
         since); :class:`NotFound` for an id this provider never issued."""
+        ...
+
+    def refund_payment(self, request: RefundRequest) -> ProviderRefund:
+        """Give back part or all of a succeeded payment to the method it was paid with.
+        Idempotent on ``request.idempotency_key`` as :meth:`create_payment` is;
+        :class:`NotFound` for a payment this provider never issued; :class:`InvalidOperation`
+        for a payment that did not succeed or an amount above what is left to refund."""
         ...
 
 

@@ -9,7 +9,13 @@ from decimal import Decimal
 import pytest
 
 from billingkit import MemoryWebhookTransport, SandboxPaymentProvider
-from billingkit.domain.gateways import DeliveryResult, PaymentRequest, ProviderPaymentStatus, WebhookRequest
+from billingkit.domain.gateways import (
+    DeliveryResult,
+    PaymentRequest,
+    ProviderPaymentStatus,
+    RefundRequest,
+    WebhookRequest,
+)
 from billingkit.errors import IdempotencyConflict, InvalidOperation, NotFound, ValidationError
 
 PENDING, SUCCEEDED, FAILED = ProviderPaymentStatus
@@ -148,3 +154,31 @@ def test_the_memory_transport_keeps_each_delivery_and_answers_200_unless_told_ot
     with pytest.raises(ValidationError) as caught:
         transport.answer("https://a.test/hooks", status_code=None)
     assert caught.value.field == "error"
+
+
+def test_a_succeeded_payment_is_refunded_once_per_key_and_never_beyond_what_it_took() -> None:
+    sandbox = SandboxPaymentProvider()
+    paid = sandbox.create_payment(request("pay-r"))
+    first = sandbox.refund_payment(RefundRequest("cn_1", paid.provider_payment_id, Decimal("7.00"), "usd"))
+    assert (first.provider_refund_id, first.status, first.amount) == (
+        "sbx_rfnd_000001",
+        ProviderPaymentStatus.SUCCEEDED,
+        Decimal("7.00"),
+    )
+    assert (
+        sandbox.refund_payment(RefundRequest("cn_1", paid.provider_payment_id, Decimal("7.00"), "usd"))
+        == first
+    )
+    with pytest.raises(IdempotencyConflict):
+        sandbox.refund_payment(RefundRequest("cn_1", paid.provider_payment_id, Decimal("1.00"), "usd"))
+    left = paid.amount - Decimal("7.00")
+    with pytest.raises(InvalidOperation, match="cannot be"):
+        sandbox.refund_payment(RefundRequest("cn_2", paid.provider_payment_id, left + Decimal("0.01"), "usd"))
+    assert sandbox.refund_payment(RefundRequest("cn_3", paid.provider_payment_id, left, "usd")).amount == left
+    pending = sandbox.create_payment(request("pay-p", method=None))
+    with pytest.raises(InvalidOperation, match="only a succeeded payment"):
+        sandbox.refund_payment(RefundRequest("cn_4", pending.provider_payment_id, Decimal("1.00"), "usd"))
+    with pytest.raises(NotFound):
+        sandbox.refund_payment(RefundRequest("cn_5", "sbx_pay_missing", Decimal("1.00"), "usd"))
+    with pytest.raises(ValidationError):
+        RefundRequest("cn_6", paid.provider_payment_id, Decimal("0"), "usd")

@@ -1,9 +1,10 @@
 """Prepaid credits: wallet balances and credit grants paying invoice lines.
 
 Rules: sources are used in order of ``priority`` (lower number first, none last), then earliest
-expiry (none last), then the larger balance, then id. Each source pays eligible lines (by price type; USAGE only unless the
-source allows more) in line order, never more than what is left on a line after discounts and never
-more than its balance rounded down to the currency's minor unit. Expired sources pay nothing.
+expiry (none last), then the larger balance, then id. Each source pays eligible lines (by price
+type; USAGE only unless the source allows more) in line order, never more than what is left on a
+line after discounts and never more than its balance rounded down to the currency's minor unit.
+Expired sources pay nothing.
 Example: grant A (priority 1) 30.00 and wallet B (priority 2) 100.00 against a usage line of 45.00
 after discounts -> A pays 30.00, B pays 15.00, the line owes 0.
 """

@@ -15,7 +15,15 @@ from enum import StrEnum
 
 from billingkit.errors import ValidationError
 
-__all__ = ["DeliveryResult", "PaymentRequest", "ProviderPayment", "ProviderPaymentStatus", "WebhookRequest"]
+__all__ = [
+    "DeliveryResult",
+    "PaymentRequest",
+    "ProviderPayment",
+    "ProviderPaymentStatus",
+    "ProviderRefund",
+    "RefundRequest",
+    "WebhookRequest",
+]
 
 
 class ProviderPaymentStatus(StrEnum):
@@ -65,6 +73,42 @@ class ProviderPayment:
     amount: Decimal
     currency: str
     checkout_url: str | None = None
+    failure_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RefundRequest:
+    """Give back ``amount`` (currency units, at most what the payment took less earlier refunds)
+    of the provider's payment ``provider_payment_id`` to the method it was paid with.
+    ``idempotency_key`` names the refund: asking again with the same key answers with the same
+    refund and never refunds twice (a credit note's refund uses the note's id)."""
+
+    idempotency_key: str
+    provider_payment_id: str
+    amount: Decimal
+    currency: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.idempotency_key:
+            raise ValidationError("a refund needs an idempotency key", field="idempotency_key")
+        if not isinstance(self.amount, Decimal) or not self.amount.is_finite() or self.amount <= 0:
+            raise ValidationError(
+                f"a refund amount is a positive Decimal, not {self.amount!r}", field="amount"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRefund:
+    """A refund as the provider sees it (``status`` as a payment's: pending, succeeded, failed)."""
+
+    provider: str
+    provider_refund_id: str
+    provider_payment_id: str
+    idempotency_key: str
+    status: ProviderPaymentStatus
+    amount: Decimal
+    currency: str
     failure_reason: str | None = None
 
 

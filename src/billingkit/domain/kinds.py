@@ -293,6 +293,8 @@ KINDS: dict[str, Kind] = {
             Wallet,
             Level.ENVIRONMENT,
             versioned=True,
+            # Credits that expire: the worker debits what is left on them then.
+            due_at="next_expiry_at",
             searchable=searchable(customer_id=(EQ, IN), currency=EQ, wallet_type=EQ, wallet_status=IN),
         ),
         # Money that moves: one row per movement, keyed by its cause (archived rows keep their

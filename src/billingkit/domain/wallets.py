@@ -305,6 +305,9 @@ class Wallet(EnvironmentResource):
     credit_balance: DecimalText = Decimal(0)
     metadata: dict[str, str] = {}
     version: int = 1
+    #: The earliest expiry among the wallet's lots with credits left (internal: the worker's due
+    #: field for credit expiry, kept by ``services.wallet_ledger``); ``None`` when nothing expires.
+    next_expiry_at: UtcDatetime | None = None
 
     @model_validator(mode="after")
     def _rates(self) -> Self:
@@ -326,7 +329,7 @@ class Wallet(EnvironmentResource):
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form, with ``balance`` beside ``credit_balance``."""
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"next_expiry_at"})
         data["balance"] = str(self.balance)
         return data
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from decimal import Decimal
 
-from billingkit.domain.gateways import PaymentRequest, ProviderPayment, ProviderPaymentStatus
+from billingkit.domain.gateways import (
+    PaymentRequest,
+    ProviderPayment,
+    ProviderPaymentStatus,
+    ProviderRefund,
+    RefundRequest,
+)
 from billingkit.errors import IdempotencyConflict, InvalidOperation, NotFound
 
 __all__ = ["SandboxPaymentProvider"]
@@ -23,6 +30,8 @@ class SandboxPaymentProvider:
     - The same idempotency key answers with the same payment (as it stands now) and charges nothing
       again; the same key with a different request is :class:`~billingkit.errors.IdempotencyConflict`.
     - :attr:`requests` lists every request it was asked, in order, repeats included.
+    - A refund of a succeeded payment succeeds at once (ids ``sbx_rfnd_000001``...), never more in
+      total than the payment took; the same key answers with the same refund.
 
     Nothing is shared between instances; one instance is safe to use from several threads.
     """
@@ -35,6 +44,7 @@ class SandboxPaymentProvider:
         self.requests: list[PaymentRequest] = []
         self._payments: dict[str, ProviderPayment] = {}
         self._by_key: dict[str, tuple[PaymentRequest, str]] = {}
+        self._refunds: dict[str, tuple[RefundRequest, ProviderRefund]] = {}
         self._lock = threading.Lock()
 
     def create_payment(self, request: PaymentRequest) -> ProviderPayment:
@@ -96,6 +106,48 @@ class SandboxPaymentProvider:
                 payment = replace(payment, status=ProviderPaymentStatus.FAILED, failure_reason=failure_reason)
             self._payments[provider_payment_id] = payment
             return payment
+
+    def refund_payment(self, request: RefundRequest) -> ProviderRefund:
+        with self._lock:
+            known = self._refunds.get(request.idempotency_key)
+            if known is not None:
+                if known[0] != request:
+                    raise IdempotencyConflict(
+                        f"idempotency key {request.idempotency_key!r} was used for another refund request"
+                    )
+                return known[1]
+            payment = self._payments.get(request.provider_payment_id)
+            if payment is None:
+                raise NotFound(f"the sandbox issued no payment {request.provider_payment_id!r}")
+            if payment.status is not ProviderPaymentStatus.SUCCEEDED:
+                raise InvalidOperation(
+                    f"payment {payment.provider_payment_id} is {payment.status.value}: "
+                    "only a succeeded payment is refunded"
+                )
+            refunded = sum(
+                (
+                    r.amount
+                    for _req, r in self._refunds.values()
+                    if r.provider_payment_id == payment.provider_payment_id
+                ),
+                Decimal(0),
+            )
+            if refunded + request.amount > payment.amount:
+                raise InvalidOperation(
+                    f"payment {payment.provider_payment_id} took {payment.amount}; {refunded} is "
+                    f"refunded already, so {request.amount} more cannot be"
+                )
+            refund = ProviderRefund(
+                provider=self.name,
+                provider_refund_id=f"sbx_rfnd_{len(self._refunds) + 1:06d}",
+                provider_payment_id=payment.provider_payment_id,
+                idempotency_key=request.idempotency_key,
+                status=ProviderPaymentStatus.SUCCEEDED,
+                amount=request.amount,
+                currency=request.currency,
+            )
+            self._refunds[request.idempotency_key] = (request, refund)
+            return refund
 
     def __repr__(self) -> str:
         return f"SandboxPaymentProvider({len(self._payments)} payments)"

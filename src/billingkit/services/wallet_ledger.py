@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
-from typing import Any, cast
+from typing import cast
 
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.wallets import (
@@ -65,12 +66,20 @@ def _check_open(wallet: Wallet) -> None:
         raise InvalidOperation(f"wallet {wallet.id} is closed: its credits cannot move")
 
 
-def move_balance(uow: UnitOfWork, ctx: Context, wallet: Wallet, delta: Decimal) -> Wallet:
-    """Save ``wallet`` with ``credit_balance`` moved by ``delta`` credits, at the version it was
-    read at (``VersionConflict`` when another movement saved it since)."""
-    if delta == 0:
+def move_balance(
+    uow: UnitOfWork, ctx: Context, wallet: Wallet, delta: Decimal, expiry: datetime | None = None
+) -> Wallet:
+    """Save ``wallet`` with ``credit_balance`` moved by ``delta`` credits (and ``next_expiry_at``
+    brought forward to ``expiry``, the expiry of credits just landed, when that is earlier), at the
+    version it was read at (``VersionConflict`` when another movement saved it since)."""
+    changes: dict[str, object] = {}
+    if delta != 0:
+        changes["credit_balance"] = wallet.credit_balance + delta
+    if expiry is not None and (wallet.next_expiry_at is None or expiry < wallet.next_expiry_at):
+        changes["next_expiry_at"] = expiry
+    if not changes:
         return wallet
-    moved = wallet.model_copy(update={"credit_balance": wallet.credit_balance + delta, **ctx.touch()})
+    moved = wallet.model_copy(update={**changes, **ctx.touch()})
     return uow.wallets.update(moved, expected_version=wallet.version)
 
 
@@ -107,7 +116,7 @@ def credit(
     key: str,
     amount: Decimal | None = None,
     status: TransactionStatus = TransactionStatus.COMPLETED,
-    expiry_date: Any = None,
+    expiry_date: datetime | None = None,
     priority: int | None = None,
     reference_type: TransactionReferenceType | None = None,
     reference_id: str | None = None,
@@ -158,7 +167,7 @@ def credit(
     uow.wallet_transactions.add(row)
     before = wallet.credit_balance
     if status is TransactionStatus.COMPLETED:
-        wallet = move_balance(uow, ctx, wallet, credits)
+        wallet = move_balance(uow, ctx, wallet, credits, expiry_date)
     _notify(uow, ctx, "wallet.transaction.created", (row,), wallet, before)
     return Movement(wallet, (row,), True)
 
@@ -177,7 +186,7 @@ def settle(uow: UnitOfWork, ctx: Context, transaction_id: str, status: Transacti
     before = wallet.credit_balance
     if status is TransactionStatus.COMPLETED:
         _check_open(wallet)
-        wallet = move_balance(uow, ctx, wallet, settled.credit_amount)
+        wallet = move_balance(uow, ctx, wallet, settled.credit_amount, settled.expiry_date)
     _notify(uow, ctx, "wallet.transaction.updated", (settled,), wallet, before)
     return Movement(wallet, (settled,), True)
 

@@ -549,7 +549,10 @@ wallets = Table(
     _money("credit_balance"),
     _json("metadata", nullable=False),
     Column("version", Integer(), nullable=False),
+    _instant("next_expiry_at"),
     *_scoped_indexes("wallets", "customer_id"),
+    # Serves the worker's claim of wallets with credits due to expire, across all scopes.
+    Index("ix_wallets_next_expiry_at", "next_expiry_at"),
 )
 
 payments = Table(

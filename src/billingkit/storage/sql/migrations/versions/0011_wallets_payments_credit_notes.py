@@ -1,15 +1,15 @@
 """wallets, payments, credit notes, credit grant applications
 
-``wallets`` are the accounts the ledger rows belong to (``credit_balance`` caches their sum and
-``version`` serialises movements). ``wallet_transactions`` gains ``transaction_status`` (existing
-rows are completed movements) and ``source_transaction_id`` (the credit row a debit draws from).
-``payments`` and ``credit_notes`` carry an idempotency key unique over every row;
-``credit_grant_applications`` one row per grant, subscription and period, with ``run_at`` for
-the worker's claim.
+``wallets`` are the accounts the ledger rows belong to (``credit_balance`` caches their sum,
+``version`` serialises movements, ``next_expiry_at`` is the worker's due field for expiring
+credits). ``wallet_transactions`` gains ``transaction_status`` (existing rows are completed
+movements) and ``source_transaction_id`` (the credit row a debit draws from). ``payments`` and
+``credit_notes`` carry an idempotency key unique over every row; ``credit_grant_applications``
+one row per grant, subscription and period, with ``run_at`` for the worker's claim.
 
 Revision ID: 0011
 Revises: 0010
-Create Date: 2026-11-24 06:50:01.239965
+Create Date: 2026-11-24 07:00:36.391823
 """
 
 from collections.abc import Sequence
@@ -199,12 +199,14 @@ def upgrade() -> None:
         sa.Column("credit_balance", billingkit.storage.sql.types.ExactDecimal(), nullable=False),
         sa.Column("metadata", billingkit.storage.sql.types.JsonDocument(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
+        sa.Column("next_expiry_at", billingkit.storage.sql.types.UtcDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_wallets")),
     )
     with op.batch_alter_table("wallets", schema=None) as batch_op:
         batch_op.create_index(
             "ix_wallets_customer_id", ["tenant_id", "environment_id", "customer_id"], unique=False
         )
+        batch_op.create_index("ix_wallets_next_expiry_at", ["next_expiry_at"], unique=False)
         batch_op.create_index(
             "ix_wallets_scope_created", ["tenant_id", "environment_id", "created_at"], unique=False
         )
@@ -242,6 +244,7 @@ def downgrade() -> None:
 
     with op.batch_alter_table("wallets", schema=None) as batch_op:
         batch_op.drop_index("ix_wallets_scope_created")
+        batch_op.drop_index("ix_wallets_next_expiry_at")
         batch_op.drop_index("ix_wallets_customer_id")
 
     op.drop_table("wallets")
