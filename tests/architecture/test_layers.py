@@ -192,6 +192,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "PriceUnitType",
         "ProrationBehavior",
         "QuantityRounding",
+        "RazorpayPaymentProvider",
         "ResetUsage",
         "Role",
         "RunReport",

@@ -159,9 +159,18 @@ class RazorpayPaymentProvider:
             sorted(request.metadata.items()),
         )
         notes = _notes(request.metadata, request.idempotency_key, fingerprint)
+        # One key names one payment whichever way it was asked for: look in both places.
+        link = self._find_link(reference, notes)
+        if link is not None:
+            return _from_link(link)
+        # (An order of ours always names a method, so for a request without one it can only be
+        # another request's: _known refuses it.)
+        order = self._known(
+            self.api.get("orders", {"receipt": reference})["items"], "receipt", reference, notes, "payment"
+        )
         if request.payment_method_id is None:
             return self._payment_link(request, units, reference, notes)
-        return self._charge_token(request, request.payment_method_id, units, reference, notes)
+        return self._charge_token(request, request.payment_method_id, units, reference, notes, order)
 
     def get_payment(self, provider_payment_id: str) -> ProviderPayment:
         """The payment (``pay_...``) or payment link (``plink_...``) as Razorpay has it now."""
@@ -170,11 +179,14 @@ class RazorpayPaymentProvider:
         return _from_payment(self.api.get(f"payments/{_segment(provider_payment_id)}"))
 
     def _charge_token(
-        self, request: PaymentRequest, token: str, units: int, reference: str, notes: dict[str, str]
+        self,
+        request: PaymentRequest,
+        token: str,
+        units: int,
+        reference: str,
+        notes: dict[str, str],
+        order: dict[str, Any] | None,
     ) -> ProviderPayment:
-        order = self._known(
-            self.api.get("orders", {"receipt": reference})["items"], "receipt", reference, notes, "payment"
-        )
         if order is not None:
             made = self.api.get(f"orders/{_segment(order['id'])}/payments")["items"]
             if made:  # the first attempt charged: answer with that payment, never charge again
@@ -205,16 +217,13 @@ class RazorpayPaymentProvider:
         created = self.api.post("payments/create/recurring", body)
         return _from_payment(self.api.get(f"payments/{_segment(created['razorpay_payment_id'])}"))
 
+    def _find_link(self, reference: str, notes: Mapping[str, str]) -> dict[str, Any] | None:
+        links = self.api.get("payment_links", {"reference_id": reference}).get("payment_links") or []
+        return self._known(links, "reference_id", reference, notes, "payment")
+
     def _payment_link(
         self, request: PaymentRequest, units: int, reference: str, notes: dict[str, str]
     ) -> ProviderPayment:
-        def find() -> dict[str, Any] | None:
-            links = self.api.get("payment_links", {"reference_id": reference}).get("payment_links", [])
-            return self._known(links, "reference_id", reference, notes, "payment")
-
-        link = find()
-        if link is not None:
-            return _from_link(link)
         body = {
             "amount": units,
             "currency": request.currency.upper(),
@@ -227,7 +236,7 @@ class RazorpayPaymentProvider:
             return _from_link(self.api.post("payment_links", body))
         except (InvalidOperation, ValidationError):
             # Razorpay keeps reference_id unique: a concurrent or lost first attempt made the link.
-            link = find()
+            link = self._find_link(reference, notes)
             if link is None:
                 raise
             return _from_link(link)
@@ -296,13 +305,15 @@ class RazorpayPaymentProvider:
     def _known(
         items: list[dict[str, Any]], field: str, reference: str, notes: Mapping[str, str], what: str
     ) -> dict[str, Any] | None:
-        """The item made for this reference by an earlier attempt, or ``None``;
-        :class:`IdempotencyConflict` when it was made for another request."""
+        """The item billingkit made for this reference in an earlier attempt, or ``None``;
+        :class:`IdempotencyConflict` when it was made for another request. Items without
+        billingkit's notes (made by someone else, such as the order behind a paid link) are not
+        billingkit's and are passed over."""
         for item in items:
-            if item.get(field) != reference:
+            seen = _notes_of(item)
+            if item.get(field) != reference or FINGERPRINT_NOTE not in seen:
                 continue
-            seen = item.get("notes") if isinstance(item.get("notes"), dict) else {}
-            if seen.get(FINGERPRINT_NOTE) != notes[FINGERPRINT_NOTE]:
+            if seen[FINGERPRINT_NOTE] != notes[FINGERPRINT_NOTE]:
                 raise IdempotencyConflict(
                     f"idempotency key {notes.get(KEY_NOTE, reference)!r} was used for another {what} request"
                 )
@@ -371,7 +382,7 @@ def _notes(metadata: Mapping[str, str], key: str, fingerprint: str) -> dict[str,
 
 def _from_payment(entity: Mapping[str, Any]) -> ProviderPayment:
     status = PAYMENT_STATUSES.get(str(entity.get("status")), PENDING)
-    notes = entity.get("notes") if isinstance(entity.get("notes"), dict) else {}
+    notes = _notes_of(entity)
     currency = str(entity["currency"]).lower()
     reason = None
     if status is FAILED:
@@ -395,7 +406,7 @@ def _from_payment(entity: Mapping[str, Any]) -> ProviderPayment:
 def _from_link(entity: Mapping[str, Any]) -> ProviderPayment:
     raw = str(entity.get("status"))
     status = LINK_STATUSES.get(raw, PENDING)
-    notes = entity.get("notes") if isinstance(entity.get("notes"), dict) else {}
+    notes = _notes_of(entity)
     currency = str(entity["currency"]).lower()
     return ProviderPayment(
         provider=RazorpayPaymentProvider.name,
@@ -407,6 +418,12 @@ def _from_link(entity: Mapping[str, Any]) -> ProviderPayment:
         checkout_url=entity.get("short_url") or None,
         failure_reason=f"payment_link_{raw}" if status is FAILED else None,
     )
+
+
+def _notes_of(entity: Mapping[str, Any]) -> dict[str, Any]:
+    """An entity's ``notes`` (Razorpay answers empty notes as ``[]``)."""
+    notes = entity.get("notes")
+    return notes if isinstance(notes, dict) else {}
 
 
 def _segment(identifier: str) -> str:

@@ -124,7 +124,8 @@ class RazorpayApi:
 
     def _error(self, method: str, path: str, answer: HttpAnswer) -> BillingError:
         decoded = _json(answer.body) or {}
-        error = decoded.get("error") if isinstance(decoded.get("error"), dict) else {}
+        raw_error = decoded.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
         description = str(error.get("description") or f"HTTP {answer.status}")
         details: dict[str, Any] = {"provider": "razorpay", "status": answer.status}
         for key in ("code", "reason"):

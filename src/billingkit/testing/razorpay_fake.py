@@ -175,7 +175,7 @@ class RazorpayFake:
             link = self._entity(self.links, link_id)
             if link["status"] != "created":
                 raise ValueError(f"payment link {link_id} is {link['status']}")
-            order = self._new_order(link["amount"], link["currency"], link["reference_id"], {})
+            order = self._new_order(link["amount"], link["currency"], None, [])
             payment = self._new_payment(order, method=method, notes=link["notes"], description="")
             link.update(
                 status="paid",
