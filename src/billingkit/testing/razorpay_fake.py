@@ -501,7 +501,10 @@ class RazorpayFake:
         if not authorized:
             status, answer = 401, _error("Authentication failed", source="NA")
         elif failure is not None:
-            status, answer = failure[2], _error("Service unavailable, try again later", code="SERVER_ERROR")
+            status, answer = (
+                failure[2],
+                _error("Service unavailable, try again later", code="SERVER_ERROR", source="NA"),
+            )
         else:
             try:
                 status, answer = self._route(method, parsed.path, query, body)
