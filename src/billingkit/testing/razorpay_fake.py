@@ -29,7 +29,6 @@ authorised). Payments on a token are captured at once; ids count up (``order_F00
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import itertools
 import json
@@ -43,10 +42,22 @@ from types import TracebackType
 from typing import Any
 
 from billingkit.providers.razorpay import RazorpayPaymentProvider, sign_webhook
+from billingkit.testing.razorpay_wire import (
+    Entity,
+    Refusal,
+    amount_of,
+    checked_notes,
+    collection,
+    currency_of,
+    error_body,
+    link_entity,
+    order_entity,
+    payment_entity,
+    refund_entity,
+)
 
 __all__ = ["RazorpayFake", "RazorpayWebhook", "RecordedRequest"]
 
-Entity = dict[str, Any]
 #: Timestamps count up from here, one second per entity, so answers are the same every run.
 EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -70,12 +81,6 @@ class RazorpayWebhook:
     event: str
     body: bytes
     headers: dict[str, str]
-
-
-class _Refusal(Exception):
-    def __init__(self, status: int, description: str, field: str | None = None) -> None:
-        super().__init__(description)
-        self.status, self.description, self.field = status, description, field
 
 
 class RazorpayFake:
@@ -254,43 +259,43 @@ class RazorpayFake:
             if verb == method and match:
                 with self._lock:
                     return 200, action(self, *match.groups(), query=query, body=body)
-        raise _Refusal(404, "The requested URL was not found on the server.")
+        raise Refusal(404, "The requested URL was not found on the server.")
 
     def _create_order(self, *, query: dict[str, str], body: Any) -> Entity:
-        amount, currency = _amount(body), _currency(body)
+        amount, currency = amount_of(body), currency_of(body)
         receipt = body.get("receipt")
         if receipt is not None and (not isinstance(receipt, str) or len(receipt) > 40):
-            raise _Refusal(400, "The receipt may not be greater than 40 characters.", "receipt")
-        return dict(self._new_order(amount, currency, receipt, _checked_notes(body)))
+            raise Refusal(400, "The receipt may not be greater than 40 characters.", "receipt")
+        return dict(self._new_order(amount, currency, receipt, checked_notes(body)))
 
     def _list_orders(self, *, query: dict[str, str], body: Any) -> Entity:
         items = [
             o for o in self.orders.values() if "receipt" not in query or o["receipt"] == query["receipt"]
         ]
-        return _collection(items, query)
+        return collection(items, query)
 
     def _get_order(self, order_id: str, *, query: dict[str, str], body: Any) -> Entity:
         return dict(self._entity(self.orders, order_id))
 
     def _order_payments(self, order_id: str, *, query: dict[str, str], body: Any) -> Entity:
         self._entity(self.orders, order_id)
-        return _collection([p for p in self.payments.values() if p["order_id"] == order_id], query)
+        return collection([p for p in self.payments.values() if p["order_id"] == order_id], query)
 
     def _create_recurring(self, *, query: dict[str, str], body: Any) -> Entity:
         for field in ("order_id", "customer_id", "token", "recurring"):
             if not isinstance(body, dict) or not body.get(field):
-                raise _Refusal(400, f"The {field} field is required.", field)
-        amount, currency = _amount(body), _currency(body)
+                raise Refusal(400, f"The {field} field is required.", field)
+        amount, currency = amount_of(body), currency_of(body)
         order = self._entity(self.orders, body["order_id"])
         if amount != order["amount"] or currency != order["currency"]:
-            raise _Refusal(400, "The amount and currency must match the order's.", "amount")
+            raise Refusal(400, "The amount and currency must match the order's.", "amount")
         if order["status"] == "paid":
-            raise _Refusal(400, "Order has already been paid.")
+            raise Refusal(400, "Order has already been paid.")
         declined = self._declined.get(body["token"])
         payment = self._new_payment(
             order,
             method="card",
-            notes=_checked_notes(body),
+            notes=checked_notes(body),
             description=str(body.get("description") or ""),
             customer_id=body["customer_id"],
             token_id=body["token"],
@@ -307,34 +312,25 @@ class RazorpayFake:
         payment = self._entity(self.payments, payment_id)
         body = body if isinstance(body, dict) else {}
         if payment["status"] not in ("captured",):
-            raise _Refusal(
-                400, f"The payment is {payment['status']}: only captured payments can be refunded."
-            )
+            raise Refusal(400, f"The payment is {payment['status']}: only captured payments can be refunded.")
         left = payment["amount"] - payment["amount_refunded"]
         amount = body.get("amount", left)
         if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-            raise _Refusal(400, "The amount must be an integer of at least 1.", "amount")
+            raise Refusal(400, "The amount must be an integer of at least 1.", "amount")
         if amount > left:
-            raise _Refusal(400, "The refund amount provided is greater than amount captured.", "amount")
+            raise Refusal(400, "The refund amount provided is greater than amount captured.", "amount")
         receipt = body.get("receipt")
         if receipt is not None and (not isinstance(receipt, str) or len(receipt) > 40):
-            raise _Refusal(400, "The receipt may not be greater than 40 characters.", "receipt")
-        speed = str(body.get("speed") or "normal")
-        refund = {
-            "id": self._id("rfnd"),
-            "entity": "refund",
-            "amount": amount,
-            "currency": payment["currency"],
-            "payment_id": payment_id,
-            "notes": _checked_notes(body),
-            "receipt": receipt,
-            "acquirer_data": {"arn": None},
-            "created_at": self._now(),
-            "batch_id": None,
-            "status": "processed",
-            "speed_processed": "normal",
-            "speed_requested": speed,
-        }
+            raise Refusal(400, "The receipt may not be greater than 40 characters.", "receipt")
+        refund = refund_entity(
+            self._id("rfnd"),
+            payment,
+            amount,
+            notes=checked_notes(body),
+            receipt=receipt,
+            speed=str(body.get("speed") or "normal"),
+            created_at=self._now(),
+        )
         self.refunds[refund["id"]] = refund
         payment["amount_refunded"] += amount
         full = payment["amount_refunded"] == payment["amount"]
@@ -343,44 +339,26 @@ class RazorpayFake:
 
     def _payment_refunds(self, payment_id: str, *, query: dict[str, str], body: Any) -> Entity:
         self._entity(self.payments, payment_id)
-        return _collection([r for r in self.refunds.values() if r["payment_id"] == payment_id], query)
+        return collection([r for r in self.refunds.values() if r["payment_id"] == payment_id], query)
 
     def _create_link(self, *, query: dict[str, str], body: Any) -> Entity:
-        amount, currency = _amount(body), _currency(body)
+        amount, currency = amount_of(body), currency_of(body)
         reference = body.get("reference_id")
         if reference is not None:
             if not isinstance(reference, str) or len(reference) > 40:
-                raise _Refusal(400, "The reference id may not be greater than 40 characters.", "reference_id")
+                raise Refusal(400, "The reference id may not be greater than 40 characters.", "reference_id")
             if any(link["reference_id"] == reference for link in self.links.values()):
-                raise _Refusal(400, f"Payment Link with reference id {reference} already exists")
+                raise Refusal(400, f"Payment Link with reference id {reference} already exists")
         link_id = self._id("plink")
-        link = {
-            "accept_partial": bool(body.get("accept_partial", False)),
-            "amount": amount,
-            "amount_paid": 0,
-            "callback_method": str(body.get("callback_method") or ""),
-            "callback_url": str(body.get("callback_url") or ""),
-            "cancelled_at": 0,
-            "created_at": self._now(),
-            "currency": currency,
-            "customer": body.get("customer") or {},
-            "description": str(body.get("description") or ""),
-            "expire_by": int(body.get("expire_by") or 0),
-            "expired_at": 0,
-            "first_min_partial_amount": int(body.get("first_min_partial_amount") or 0),
-            "id": link_id,
-            "notes": _checked_notes(body),
-            "notify": body.get("notify") or {"email": False, "sms": False},
-            "payments": None,
-            "reference_id": reference or "",
-            "reminder_enable": bool(body.get("reminder_enable", False)),
-            "reminders": [],
-            "short_url": f"https://rzp.io/i/{hashlib.sha256(link_id.encode()).hexdigest()[:8]}",
-            "status": "created",
-            "updated_at": self._now(),
-            "upi_link": False,
-            "user_id": "",
-        }
+        link = link_entity(
+            link_id,
+            body,
+            amount=amount,
+            currency=currency,
+            reference=reference or "",
+            notes=checked_notes(body),
+            created_at=self._now(),
+        )
         self.links[link_id] = link
         return dict(link)
 
@@ -406,24 +384,11 @@ class RazorpayFake:
     def _entity(table: dict[str, Entity], entity_id: str) -> Entity:
         found = table.get(entity_id)
         if found is None:
-            raise _Refusal(400, "The id provided does not exist")
+            raise Refusal(400, "The id provided does not exist")
         return found
 
     def _new_order(self, amount: int, currency: str, receipt: str | None, notes: Any) -> Entity:
-        order = {
-            "id": self._id("order"),
-            "entity": "order",
-            "amount": amount,
-            "amount_paid": 0,
-            "amount_due": amount,
-            "currency": currency,
-            "receipt": receipt,
-            "offer_id": None,
-            "status": "created",
-            "attempts": 0,
-            "notes": notes,
-            "created_at": self._now(),
-        }
+        order = order_entity(self._id("order"), amount, currency, receipt, notes, created_at=self._now())
         self.orders[order["id"]] = order
         return order
 
@@ -440,39 +405,19 @@ class RazorpayFake:
         contact: str | None = None,
         declined: tuple[str, str] | None = None,
     ) -> Entity:
-        payment = {
-            "id": self._id("pay"),
-            "entity": "payment",
-            "amount": order["amount"],
-            "currency": order["currency"],
-            "status": "failed" if declined else "captured",
-            "order_id": order["id"],
-            "invoice_id": None,
-            "international": False,
-            "method": method,
-            "amount_refunded": 0,
-            "refund_status": None,
-            "captured": declined is None,
-            "description": description,
-            "card_id": None,
-            "bank": None,
-            "wallet": None,
-            "vpa": None,
-            "email": email,
-            "contact": contact,
-            "customer_id": customer_id,
-            "token_id": token_id,
-            "notes": notes,
-            "fee": None if declined else order["amount"] * 2 // 100,
-            "tax": None if declined else 0,
-            "error_code": "BAD_REQUEST_ERROR" if declined else None,
-            "error_description": declined[1] if declined else None,
-            "error_source": "bank" if declined else None,
-            "error_step": "payment_authorization" if declined else None,
-            "error_reason": declined[0] if declined else None,
-            "acquirer_data": {},
-            "created_at": self._now(),
-        }
+        payment = payment_entity(
+            self._id("pay"),
+            order,
+            method=method,
+            notes=notes,
+            description=description,
+            created_at=self._now(),
+            customer_id=customer_id,
+            token_id=token_id,
+            email=email,
+            contact=contact,
+            declined=declined,
+        )
         self.payments[payment["id"]] = payment
         order["attempts"] += 1
         if declined is None:
@@ -499,19 +444,19 @@ class RazorpayFake:
             failure = _take(self._failures, method, parsed.path)
             drop = _take(self._drops, method, parsed.path) if failure is None else None
         if not authorized:
-            status, answer = 401, _error("Authentication failed", source="NA")
+            status, answer = 401, error_body("Authentication failed", source="NA")
         elif failure is not None:
             status, answer = (
                 failure[2],
-                _error("Service unavailable, try again later", code="SERVER_ERROR", source="NA"),
+                error_body("Service unavailable, try again later", code="SERVER_ERROR", source="NA"),
             )
         else:
             try:
                 status, answer = self._route(method, parsed.path, query, body)
-            except _Refusal as refusal:
-                status, answer = refusal.status, _error(refusal.description, field=refusal.field)
+            except Refusal as refusal:
+                status, answer = refusal.status, error_body(refusal.description, field=refusal.field)
             except Exception as exc:  # a bug in the fake answers as Razorpay's servers would
-                status, answer = 500, _error(f"fake error: {exc!r}", code="SERVER_ERROR", source="NA")
+                status, answer = 500, error_body(f"fake error: {exc!r}", code="SERVER_ERROR", source="NA")
         with self._lock:
             self._requests.append(
                 RecordedRequest(method, parsed.path, query, body, authorized, None if drop else status)
@@ -561,53 +506,3 @@ def _take(rules: list[Any], method: str, path: str) -> Any:
         if rule[0] == method and path.startswith(rule[1]):
             return rules.pop(i)
     return None
-
-
-def _error(
-    description: str, *, field: str | None = None, code: str = "BAD_REQUEST_ERROR", source: str = "business"
-) -> Entity:
-    error: Entity = {
-        "code": code,
-        "description": description,
-        "source": source,
-        "step": "payment_initiation" if source == "business" else "NA",
-        "reason": "input_validation_failed" if source == "business" else "NA",
-        "metadata": {},
-    }
-    if field is not None:
-        error["field"] = field
-    return {"error": error}
-
-
-def _amount(body: Any) -> int:
-    amount = body.get("amount") if isinstance(body, dict) else None
-    if isinstance(amount, bool) or not isinstance(amount, int):
-        raise _Refusal(400, "The amount must be an integer.", "amount")
-    if amount < 100:
-        raise _Refusal(400, f"The amount must be at least {_currency(body)} 1.00", "amount")
-    return amount
-
-
-def _currency(body: Any) -> str:
-    currency = body.get("currency", "INR") if isinstance(body, dict) else None
-    if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
-        raise _Refusal(400, "The currency must be an upper-case ISO 4217 code.", "currency")
-    return currency
-
-
-def _checked_notes(body: Any) -> Any:
-    notes = body.get("notes") if isinstance(body, dict) else None
-    if not notes:
-        return []  # Razorpay answers empty notes as an empty list
-    if not isinstance(notes, dict) or len(notes) > 15:
-        raise _Refusal(400, "The notes may not have more than 15 items.", "notes")
-    if any(not isinstance(v, str) or len(v) > 256 for v in notes.values()):
-        raise _Refusal(400, "The notes values may not be greater than 256 characters.", "notes")
-    return dict(notes)
-
-
-def _collection(items: list[Entity], query: dict[str, str]) -> Entity:
-    newest_first = sorted(items, key=lambda item: item["created_at"], reverse=True)
-    skip, count = int(query.get("skip", 0)), int(query.get("count", 10))
-    page = [dict(item) for item in newest_first[skip : skip + count]]
-    return {"entity": "collection", "count": len(page), "items": page}
