@@ -133,15 +133,16 @@ def failed_payment_changes(invoice: Invoice) -> dict[str, Any]:
     return {}
 
 
-def wallet_payable(invoice: Invoice, price_types: frozenset[str]) -> Decimal:
+def wallet_payable(invoice: Invoice, price_types: frozenset[str], paid_by_wallet: Decimal = ZERO) -> Decimal:
     """How much of ``invoice``'s ``amount_remaining`` a wallet whose credits pay ``price_types``
     (``{"USAGE", "FIXED"}`` for ``ALL``) may pay, as a payment method (reference notes §4.11).
 
     A wallet for every price type pays what remains. A wallet limited to some pays at most its
     lines' net amounts (amount less line and invoice-level discounts and prepaid credits; taxes
-    are the invoice's, not a line's, and stay with the other methods), and never more than what
-    remains. Example: remaining 120.00 of a USAGE line of 70.00 (10.00 discount) and a FIXED line
-    of 50.00, plus 10.00 tax; a USAGE-only wallet pays 60.00, an ALL wallet 120.00.
+    are the invoice's, not a line's, and stay with the other methods) less ``paid_by_wallet``
+    (what it paid on this invoice before), and never more than what remains. Example: remaining
+    120.00 of a USAGE line of 70.00 (10.00 discount) and a FIXED line of 50.00, plus 10.00 tax; a
+    USAGE-only wallet pays 60.00 (and nothing more once it paid them), an ALL wallet 120.00.
     """
     remaining = max(invoice.amount_remaining, ZERO)
     if {"USAGE", "FIXED"} <= price_types:
@@ -154,4 +155,4 @@ def wallet_payable(invoice: Invoice, price_types: frozenset[str]) -> Decimal:
         ),
         ZERO,
     )
-    return min(remaining, max(covered, ZERO))
+    return min(remaining, max(covered - paid_by_wallet, ZERO))

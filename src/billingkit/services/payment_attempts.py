@@ -22,7 +22,7 @@ from billingkit.domain.invoices import Invoice, PaymentStatus
 from billingkit.domain.money import ZERO
 from billingkit.domain.payment_rules import check_payable, wallet_payable
 from billingkit.domain.payments import PaymentDestinationType, PaymentMethodType
-from billingkit.domain.queries import Filter, ListQuery, Op
+from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op
 from billingkit.domain.wallets import WalletStatus, WalletType
 from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
@@ -37,6 +37,19 @@ __all__ = ["attempt_payment"]
 def _payments_made(uow: UnitOfWork, invoice_id: str) -> int:
     query = ListQuery(filters=(Filter("destination_id", Op.EQ, invoice_id),), limit=1, status=None)
     return uow.payments.list(query).total
+
+
+def _paid_by(uow: UnitOfWork, invoice_id: str, wallet_id: str) -> Decimal:
+    """What wallet ``wallet_id`` paid on invoice ``invoice_id`` so far (succeeded payments)."""
+    query = ListQuery(
+        filters=(
+            Filter("destination_id", Op.EQ, invoice_id),
+            Filter("payment_status", Op.IN, [PaymentStatus.SUCCEEDED.value]),
+            Filter("payment_method_type", Op.EQ, PaymentMethodType.CREDITS.value),
+        ),
+        limit=MAX_LIMIT,
+    )
+    return sum((p.amount for p in uow.payments.list(query).items if p.payment_method_id == wallet_id), ZERO)
 
 
 def _pay(
@@ -95,7 +108,8 @@ def attempt_payment(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoic
     for wallet in sorted(wallets, key=lambda w: (w.created_at, w.id)):
         if wallet.wallet_status is not WalletStatus.ACTIVE:
             continue
-        amount = min(wallet_payable(invoice, wallet.config.price_types()), wallet_worth(uow, ctx, wallet))
+        payable = wallet_payable(invoice, wallet.config.price_types(), _paid_by(uow, invoice.id, wallet.id))
+        amount = min(payable, wallet_worth(uow, ctx, wallet))
         if amount <= ZERO:
             continue
         tried = True
