@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from billingkit.domain.invoices import Invoice, InvoiceStatus, PaymentStatus
-from billingkit.domain.money import ZERO, round_money
+from billingkit.domain.money import ZERO, quantize_exponent, round_money
 from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
@@ -180,10 +180,11 @@ def payment_changes(
         raise ValidationError(f"OVERPAID needs an amount above the {due} due", field="amount")
     assert paid is not None
     settled = status in (PaymentStatus.SUCCEEDED, PaymentStatus.OVERPAID)
+    cents = quantize_exponent(invoice.currency)  # figures at the currency's precision: "0.00"
     return {
         "payment_status": status,
-        "amount_paid": paid,
-        "amount_remaining": ZERO if settled else due - paid,
-        "overpaid_amount": paid - due if paid > due else ZERO,
+        "amount_paid": paid.quantize(cents),
+        "amount_remaining": (ZERO if settled else due - paid).quantize(cents),
+        "overpaid_amount": (paid - due if paid > due else ZERO).quantize(cents),
         "paid_at": (invoice.paid_at or now) if settled else None,
     }
