@@ -194,3 +194,12 @@ def test_void_of_a_paid_invoice_refunds_and_is_not_repeated(
         "100.00",
     )
     assert_error(client.post(f"/v1/invoices/{invoice_id}/void", headers=test_key), 400, "invalid_operation")
+
+
+def test_a_bad_list_filter_is_400_naming_it(client: TestClient, test_key: dict[str, str]) -> None:
+    body = assert_error(
+        client.get("/v1/payments", params={"end_time": "not a time"}, headers=test_key),
+        400,
+        "validation_error",
+    )
+    assert body["details"]["field"] == "end_time"

@@ -463,3 +463,32 @@ def test_an_attempt_draws_post_paid_wallets_within_their_price_types(env: Scoped
     with pytest.raises(InvalidOperation, match="no payment method"):
         env.invoices.attempt_payment(inv.id)
     assert env.payments.list().total == 2
+
+
+def test_paying_an_invoice_that_sold_credits_in_full_lands_them_once(env: Scoped, customer_id: str) -> None:
+    from billingkit.domain.wallets import TransactionReason, TransactionStatus
+    from billingkit.services import wallet_ledger
+
+    purse = wallet(env, customer_id)
+
+    def purchase(uow: Any, ctx: Any) -> str:
+        row = wallet_ledger.credit(
+            uow,
+            ctx,
+            uow.wallets.get(purse.id),
+            credits=D("50"),
+            reason=TransactionReason.PURCHASED_CREDIT_INVOICED,
+            key="purchase|1",
+            status=TransactionStatus.PENDING,
+        ).transactions[0]
+        return row.id
+
+    row_id = env.run(purchase)
+    inv = invoice(env, customer_id, "50.00", metadata={"wallet_transaction_id": row_id})
+    pay(env, inv.id, "20.00")
+    (still,), rows = ledger(env)
+    assert (still.credit_balance, rows[0].transaction_status) == (D("0"), TransactionStatus.PENDING)
+    pay(env, inv.id, "30.00")  # 20.00 + 30.00 = 50.00: paid in full, the 50 credits land
+    pay(env, inv.id, "1.00")  # overpaid: they do not land twice
+    (landed,), (row,) = ledger(env)
+    assert (landed.credit_balance, row.transaction_status) == (D("50"), TransactionStatus.COMPLETED)

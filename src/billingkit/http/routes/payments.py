@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from billingkit.domain.invoices import PaymentStatus
 from billingkit.domain.payments import PaymentDestinationType, PaymentMethodType
 from billingkit.domain.resources import Status
+from billingkit.domain.validation import parse_input
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand, Limit, Offset, Order, SortField, csv_list, sort_by
 from billingkit.http.rendering import WireRoute, success
@@ -49,7 +50,8 @@ def list_payments(
     gateway_payment_id: Text = None,
     gateway_tracking_id: Text = None,
 ) -> ListPaymentsResponse:
-    search = PaymentSearch.model_validate(
+    search = parse_input(
+        PaymentSearch,
         {
             "limit": limit,
             "offset": offset,
@@ -68,7 +70,7 @@ def list_payments(
             "payment_gateway": payment_gateway,
             "gateway_payment_id": gateway_payment_id,
             "gateway_tracking_id": gateway_tracking_id,
-        }
+        },
     )
     return ListPaymentsResponse.model_validate(caller.payments.list(search).to_dict())
 
