@@ -557,7 +557,6 @@ def test_the_wire_form_has_the_reference_fields(world: World) -> None:
         "failure_reason",
         "idempotency_key",
         "metadata",
-        "version",
     }
     assert (wire["credits"], wire["scheduled_for"], wire["application_status"]) == (
         "100",
