@@ -27,6 +27,7 @@ from billingkit.http.routes import (
     invoice_documents,
     invoices,
     meters,
+    payments,
     plans,
     price_units,
     prices,
@@ -79,6 +80,7 @@ def build_app(
         subscriptions,
         invoices,
         invoice_documents,
+        payments,
     ):
         include(module.router, "/v1")
     install_openapi(app)
