@@ -17,6 +17,7 @@ from billingkit.http.routes import (
     access,
     addons,
     coupons,
+    credit_grant_applications,
     credit_grants,
     customers,
     entitlements,
@@ -26,6 +27,7 @@ from billingkit.http.routes import (
     invoice_documents,
     invoices,
     meters,
+    payments,
     plans,
     price_units,
     prices,
@@ -69,6 +71,7 @@ def build_app(
         *routers,
         entitlements,
         credit_grants,
+        credit_grant_applications,
         coupons,
         tax_rates,
         tax_associations,
@@ -77,6 +80,7 @@ def build_app(
         subscriptions,
         invoices,
         invoice_documents,
+        payments,
     ):
         include(module.router, "/v1")
     install_openapi(app)
