@@ -61,6 +61,13 @@ from billingkit.domain.catalog import (
     TaxRateType,
     UsageResetPeriod,
 )
+from billingkit.domain.credit_notes import (
+    CreditNote,
+    CreditNoteLineItem,
+    CreditNoteReason,
+    CreditNoteStatus,
+    CreditNoteType,
+)
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import (
     BillingReason,
@@ -138,6 +145,11 @@ __all__ = [
     "CreditGrantExpiryUnit",
     "CreditGrantPeriod",
     "CreditGrantScope",
+    "CreditNote",
+    "CreditNoteLineItem",
+    "CreditNoteReason",
+    "CreditNoteStatus",
+    "CreditNoteType",
     "Customer",
     "Entitlement",
     "EntitlementAggregationMode",

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.invoices import PaymentStatus
-from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.validation import DecimalText, UtcDatetime
 
 __all__ = ["CreditNote", "CreditNoteLineItem", "CreditNoteReason", "CreditNoteStatus", "CreditNoteType"]
@@ -82,4 +82,18 @@ class CreditNote(EnvironmentResource):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
+        the note's common fields, as the reference's ``creditnote.CreditNoteLineItem`` shows them."""
+        data = self.model_dump(mode="json")
+        common = {
+            "credit_note_id": self.id,
+            "tenant_id": self.tenant_id,
+            "environment_id": self.environment_id,
+            "status": self.status.value,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "created_by": self.created_by,
+            "updated_by": self.updated_by,
+        }
+        data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        return data

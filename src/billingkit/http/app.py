@@ -18,6 +18,7 @@ from billingkit.http.routes import (
     addons,
     coupons,
     credit_grants,
+    credit_notes,
     customers,
     entitlements,
     events,
@@ -77,6 +78,7 @@ def build_app(
         subscriptions,
         invoices,
         invoice_documents,
+        credit_notes,
     ):
         include(module.router, "/v1")
     install_openapi(app)
