@@ -67,6 +67,7 @@ from billingkit.domain.credit_notes import (
     CreditNoteReason,
     CreditNoteStatus,
     CreditNoteType,
+    RefundTarget,
 )
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import (
@@ -197,6 +198,7 @@ __all__ = [
     "PriceUnitType",
     "ProrationBehavior",
     "QuantityRounding",
+    "RefundTarget",
     "ResetUsage",
     "Role",
     "RunReport",

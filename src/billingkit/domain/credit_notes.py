@@ -17,7 +17,14 @@ from billingkit.domain.invoices import PaymentStatus
 from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.validation import DecimalText, UtcDatetime
 
-__all__ = ["CreditNote", "CreditNoteLineItem", "CreditNoteReason", "CreditNoteStatus", "CreditNoteType"]
+__all__ = [
+    "CreditNote",
+    "CreditNoteLineItem",
+    "CreditNoteReason",
+    "CreditNoteStatus",
+    "CreditNoteType",
+    "RefundTarget",
+]
 
 
 class CreditNoteType(StrEnum):
@@ -39,6 +46,14 @@ class CreditNoteReason(StrEnum):
     SERVICE_ISSUE = "SERVICE_ISSUE"
     BILLING_ERROR = "BILLING_ERROR"
     SUBSCRIPTION_CANCELLATION = "SUBSCRIPTION_CANCELLATION"
+
+
+class RefundTarget(StrEnum):
+    """Where a REFUND note's money goes (the SDK's ``refund_target``): the customer's PRE_PAID
+    wallet, or back to the payment method the invoice was paid with (not supported yet)."""
+
+    PREPAID_WALLET = "PREPAID_WALLET"
+    BACK_TO_SOURCE = "BACK_TO_SOURCE"
 
 
 class CreditNoteLineItem(BaseModel):

@@ -245,5 +245,9 @@ class CreditNotes(Area):
     )
     get = IdOp(credit_notes.get_credit_note)
     list = RequestOp(credit_notes.list_credit_notes, credit_notes.CreditNoteSearch)
-    finalize = IdOp(credit_notes.finalize_credit_note, conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES)
+    finalize = IdRequestOp(
+        credit_notes.finalize_credit_note,
+        credit_notes.CreditNoteFinalize,
+        conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
+    )
     void = IdOp(credit_notes.void_credit_note)

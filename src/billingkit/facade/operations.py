@@ -194,12 +194,18 @@ class IdCall(Generic[P, M, R]):
 
 class IdRequestOp(_ModelOperation[P, M, R]):
     """An operation on one resource taking a request model:
-    ``update = IdRequestOp(update_x, XUpdate)``. The service takes the id first, then the model."""
+    ``update = IdRequestOp(update_x, XUpdate)``. The service takes the id first, then the model.
+    ``conflict_retries``: as :class:`RequestOp`'s."""
 
     def __init__(
-        self, fn: Callable[..., R], model: Callable[P, M], *, scope_arguments: ScopeArguments | None = None
+        self,
+        fn: Callable[..., R],
+        model: Callable[P, M],
+        *,
+        scope_arguments: ScopeArguments | None = None,
+        conflict_retries: int = 0,
     ) -> None:
-        super().__init__(fn, model, 1, scope_arguments)
+        super().__init__(fn, model, 1, scope_arguments, conflict_retries)
 
     @overload
     def __get__(self, area: None, owner: type[Any]) -> Self: ...

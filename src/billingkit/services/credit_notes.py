@@ -49,6 +49,7 @@ from billingkit.domain.credit_notes import (
     CreditNoteReason,
     CreditNoteStatus,
     CreditNoteType,
+    RefundTarget,
 )
 from billingkit.domain.invoices import Invoice, PaymentStatus
 from billingkit.domain.queries import Filter, Op, Page
@@ -71,6 +72,7 @@ from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
     "CreditNoteCreate",
+    "CreditNoteFinalize",
     "CreditNoteLineCreate",
     "CreditNoteSearch",
     "create_credit_note",
@@ -109,9 +111,28 @@ class CreditNoteCreate(InputModel):
     credit_note_number: Key | None = None
     idempotency_key: Key | None = None
     process_credit_note: bool = True
+    refund_target: RefundTarget | None = None
 
     def lines(self) -> list[tuple[str, Decimal]]:
         return [(line.invoice_line_item_id, line.amount) for line in self.line_items]
+
+
+class CreditNoteFinalize(InputModel):
+    """The SDK's ``FinalizeCreditNoteRequest``: where a REFUND's money goes (default and only
+    supported target: ``PREPAID_WALLET``)."""
+
+    refund_target: RefundTarget | None = None
+
+
+def _check_target(target: RefundTarget | None) -> None:
+    """Refunds go to the PRE_PAID wallet: a refund to the payment method needs the invoice's
+    provider payment, which this version does not record yet (decision in docs/decisions.md)."""
+    if target is RefundTarget.BACK_TO_SOURCE:
+        raise ValidationError(
+            "refund_target BACK_TO_SOURCE is not supported yet: refunds go to the customer's "
+            "PRE_PAID wallet (PREPAID_WALLET)",
+            field="refund_target",
+        )
 
 
 class CreditNoteSearch(SearchRequest):
@@ -180,8 +201,9 @@ def create_credit_note(uow: UnitOfWork, ctx: Context, *, data: CreditNoteCreate)
     it is now, writing nothing. Raises ``NotFound`` (invoice); ``ValidationError`` naming the field
     (no lines, a line not on the invoice, an amount not above zero or finer than the currency);
     ``InvalidOperation`` for an invoice that cannot be credited or an amount above what it can
-    take; ``IdempotencyConflict`` for the caller's key used with other content; ``AlreadyExists``
-    for a ``credit_note_number`` already taken. Nothing is written on any of them.
+    take; ``ValidationError`` for ``refund_target`` BACK_TO_SOURCE; ``IdempotencyConflict`` for
+    the caller's key used with other content; ``AlreadyExists`` for a ``credit_note_number``
+    already taken. Nothing is written on any of them.
     """
     ctx.require(ENTITY, Action.WRITE)
     lines = data.lines()
@@ -190,6 +212,7 @@ def create_credit_note(uow: UnitOfWork, ctx: Context, *, data: CreditNoteCreate)
     key = data.idempotency_key or default_idempotency_key(data.invoice_id, data.reason, lines)
     if (found := _first(uow, key, fingerprint, explicit)) is not None:
         return found
+    _check_target(data.refund_target)
     number = _number(data)
     invoice = get_live(uow.invoices, "invoice", data.invoice_id)
     check_creditable(invoice)
@@ -248,17 +271,21 @@ def list_credit_notes(uow: UnitOfWork, ctx: Context, *, search: CreditNoteSearch
     return uow.credit_notes.list(search.to_query())
 
 
-def finalize_credit_note(uow: UnitOfWork, ctx: Context, *, credit_note_id: str) -> CreditNote:
+def finalize_credit_note(
+    uow: UnitOfWork, ctx: Context, *, credit_note_id: str, request: CreditNoteFinalize
+) -> CreditNote:
     """Finalize a DRAFT note: recheck it against the invoice as it is now, lock the invoice (save it
     at the version read), apply the credit (see :func:`_finalize`), number the note;
-    ``credit_note.updated``.
+    ``credit_note.updated``. ``request.refund_target``: see :class:`CreditNoteFinalize`.
 
-    Raises ``NotFound``; ``InvalidOperation`` for a note that is not a DRAFT, an invoice that can
+    Raises ``NotFound``; ``ValidationError`` for ``refund_target`` BACK_TO_SOURCE;
+    ``InvalidOperation`` for a note that is not a DRAFT, an invoice that can
     no longer be credited, or an amount above what it can take now ("exceeds the refundable
     amount"); ``VersionConflict`` when a concurrent change saved the invoice (or the wallet) first
     (``scoped.credit_notes.finalize`` retries then, and the recheck decides).
     """
     ctx.require(ENTITY, Action.WRITE)
+    _check_target(request.refund_target)
     return _finalize(uow, ctx, get_live(uow.credit_notes, LABEL, credit_note_id))
 
 

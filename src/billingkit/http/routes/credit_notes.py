@@ -12,7 +12,7 @@ from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Limit, Offset
 from billingkit.http.rendering import WireRoute
 from billingkit.http.schemas.credit_notes import CreditNoteResponse, ListCreditNotesResponse
-from billingkit.services.credit_notes import CreditNoteCreate, CreditNoteSearch
+from billingkit.services.credit_notes import CreditNoteCreate, CreditNoteFinalize, CreditNoteSearch
 
 router = APIRouter(prefix="/creditnotes", tags=["credit notes"], route_class=WireRoute)
 
@@ -57,9 +57,12 @@ def get_credit_note(caller: EnvCaller, credit_note_id: str) -> CreditNoteRespons
 
 
 @router.post("/{credit_note_id}/finalize")
-def finalize_credit_note(caller: EnvCaller, credit_note_id: str) -> CreditNoteResponse:
-    """Recheck the draft against its invoice as it is now and apply it."""
-    return CreditNoteResponse.model_validate(caller.credit_notes.finalize(credit_note_id).to_dict())
+def finalize_credit_note(
+    caller: EnvCaller, credit_note_id: str, body: CreditNoteFinalize | None = None
+) -> CreditNoteResponse:
+    """Recheck the draft against its invoice as it is now and apply it (the body is optional)."""
+    finalized = caller.credit_notes.finalize(credit_note_id, body or CreditNoteFinalize())
+    return CreditNoteResponse.model_validate(finalized.to_dict())
 
 
 @router.post("/{credit_note_id}/void")
