@@ -19,6 +19,7 @@ from billingkit.http.routes import (
     coupons,
     credit_grant_applications,
     credit_grants,
+    credit_notes,
     customers,
     entitlements,
     events,
@@ -81,6 +82,7 @@ def build_app(
         invoices,
         invoice_documents,
         payments,
+        credit_notes,
     ):
         include(module.router, "/v1")
     install_openapi(app)
