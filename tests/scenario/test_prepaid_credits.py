@@ -242,3 +242,123 @@ def test_allowed_price_types_decide_which_lines_credits_pay(
     paid = {line.price_type: line.prepaid_credits_applied for line in all_invoice.line_items}
     assert paid == {"FIXED": D("20.00"), "USAGE": D("30.00")}
     assert (all_invoice.total_prepaid_credits_applied, all_invoice.amount_due) == (D("50.00"), D("0.00"))
+
+
+def test_credits_are_consumed_in_the_notes_order_and_expired_ones_only_expire(
+    make_world: Callable[[datetime], World],
+) -> None:
+    w = make_world(at(2026, 1, 1))
+    ada = w.customer("ada")
+    sub = w.subscribe(ada, [per_call(w.meter_id)])
+    lots = {
+        "a": w.top_up(ada, "10", key="a", priority=2, expiry=at(2026, 3, 31)),
+        "b": w.top_up(ada, "10", key="b", priority=1, expiry=at(2026, 4, 30)),
+        "c": w.top_up(ada, "10", key="c", expiry=at(2026, 3, 15)),  # no priority: last
+        "d": w.top_up(ada, "10", key="d", priority=1, expiry=at(2026, 3, 31)),  # before b: expires first
+        "e": w.top_up(ada, "20", key="e", priority=0, expiry=at(2026, 1, 20)),  # first, but expired
+    }
+    wallet_id = lots["a"].wallet_id
+    assert w.wallet(wallet_id).credit_balance == D(60)
+
+    w.usage(250, at(2026, 1, 21), customer="ada", prefix="jan")  # 25.00
+    w.run(at(2026, 2, 1))
+    (january,) = w.invoices(sub)
+    assert (january.total_prepaid_credits_applied, january.amount_due) == (D("25.00"), D("0.00"))
+
+    rows = w.rows(wallet_id)
+    drawn = {
+        r.source_transaction_id: r.credit_amount
+        for r in rows
+        if r.transaction_reason is TransactionReason.CREDIT_ADJUSTMENT
+    }
+    by_name = {name: drawn.get(row.id) for name, row in lots.items()}
+    # d (priority 1, Mar 31) 10, then b (priority 1, Apr 30) 10, then a (priority 2) 5 of 10.
+    assert by_name == {"a": D(5), "b": D(10), "c": None, "d": D(10), "e": None}
+    # The same run expired e after billing January (nothing held it any more): all its 20 credits.
+    (expired,) = [r for r in rows if r.transaction_reason is TransactionReason.CREDIT_EXPIRED]
+    assert (expired.source_transaction_id, expired.credit_amount, expired.type) == (
+        lots["e"].id,
+        D(20),
+        TransactionType.DEBIT,
+    )
+    assert expired.idempotency_key == f"credit_expired|{lots['e'].id}"
+    assert w.check_cache(wallet_id) == D(15)  # 60 - 25 - 20: a's 5 and c's 10
+    assert w.wallet(wallet_id).next_expiry_at == at(2026, 3, 15)  # c, the next to expire
+
+    w.run(at(2026, 3, 16))  # c expires; February had no usage
+    expired = [r for r in w.rows(wallet_id) if r.transaction_reason is TransactionReason.CREDIT_EXPIRED]
+    assert [(r.source_transaction_id, r.credit_amount) for r in expired] == [
+        (lots["e"].id, D(20)),
+        (lots["c"].id, D(10)),
+    ]
+    assert w.check_cache(wallet_id) == D(5)
+    assert w.wallet(wallet_id).next_expiry_at == at(2026, 3, 31)  # a's last 5
+
+    w.run(at(2026, 3, 31, 1))
+    assert w.check_cache(wallet_id) == D(0)
+    assert w.wallet(wallet_id).next_expiry_at is None
+    before = len(w.rows(wallet_id))
+    w.run(at(2026, 5, 1))  # nothing left to expire: no new rows (March/April had no usage)
+    assert len(w.rows(wallet_id)) == before
+
+
+def test_an_unpaid_invoice_covering_a_grant_holds_its_expiry_until_paid(
+    make_world: Callable[[datetime], World],
+) -> None:
+    w = make_world(at(2026, 1, 1))
+    ada = w.customer("ada")
+    advance = {**fee("40"), "invoice_cadence": "ADVANCE"}
+    sub = w.subscribe(ada, [advance])  # opening invoice of 40.00 for January, unpaid
+    (opening,) = w.invoices(sub)
+    assert opening.amount_remaining == D("40.00")
+    grant = w.top_up(ada, "10", key="g", expiry=at(2026, 1, 10), allowed=(WalletPriceType.USAGE,))
+
+    w.run(at(2026, 1, 11))  # the grant's creation lies in the unpaid January invoice's period
+    wallet = w.wallet(grant.wallet_id)
+    assert wallet.credit_balance == D(10)
+    assert wallet.next_expiry_at == at(2026, 1, 11) + timedelta(minutes=15)
+
+    w.s.invoices.update_payment(opening.id, payment_status="SUCCEEDED", amount="40.00")
+    w.run(at(2026, 1, 11, 1))
+    (expired,) = [
+        r for r in w.rows(grant.wallet_id) if r.transaction_reason is TransactionReason.CREDIT_EXPIRED
+    ]
+    assert (expired.source_transaction_id, expired.credit_amount) == (grant.id, D(10))
+    assert w.check_cache(grant.wallet_id) == D(0)
+    assert w.wallet(grant.wallet_id).next_expiry_at is None
+
+
+def test_a_pending_billing_holds_expiry_and_the_late_invoice_still_uses_the_credits(
+    make_world: Callable[[datetime], World],
+) -> None:
+    from billingkit.services.context import DueRun
+    from billingkit.services.credit_expiry import expire_due_credits
+    from billingkit.services.due_work import run_due_work
+
+    w = make_world(at(2026, 1, 1))
+    ada = w.customer("ada")
+    sub = w.subscribe(ada, [per_call(w.meter_id)])
+    grant = w.top_up(ada, "50", key="g", expiry=at(2026, 2, 1, 12))
+    w.usage(300, at(2026, 1, 5), customer="ada", prefix="jan")  # 30.00
+
+    # A worker that only expires credits runs after the grant's expiry, before January is billed.
+    w.clock.set(at(2026, 2, 2))
+    run = DueRun(
+        now=w.clock.now(), ids=w.billing.ids, settings=w.billing.settings, providers=w.billing.providers
+    )
+    run_due_work(w.billing.storage, run, batch_size=10, handlers={"wallets": expire_due_credits})
+    assert w.wallet(grant.wallet_id).credit_balance == D(50)  # held: January is not billed yet
+
+    assert w.wallet(grant.wallet_id).next_expiry_at == at(2026, 2, 2) + timedelta(minutes=15)
+
+    # The late run bills January with the credits live through it, then expires the rest.
+    w.run(at(2026, 2, 2) + timedelta(minutes=15))
+    (january,) = w.invoices(sub)
+    assert (january.total_prepaid_credits_applied, january.amount_due) == (D("30.00"), D("0.00"))
+    reasons = [(r.transaction_reason, r.credit_amount) for r in w.rows(grant.wallet_id)]
+    assert reasons == [
+        (TransactionReason.FREE_CREDIT_GRANT, D(50)),
+        (TransactionReason.CREDIT_ADJUSTMENT, D(30)),
+        (TransactionReason.CREDIT_EXPIRED, D(20)),
+    ]
+    assert w.check_cache(grant.wallet_id) == D(0)

@@ -13,8 +13,9 @@ reported in ``RunReport.failures``, skipped for the rest of the run and stays du
 Billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) are the first
 handler; renewal drafts whose finalization delay has passed
 (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`) the second: the first run
-at or after a draft's ``finalize_at`` finalizes it. New timed work (schedules, credit expiries,
-webhook deliveries, ...) declares its ``due_at`` and adds its handler here: no new port method,
+at or after a draft's ``finalize_at`` finalizes it; wallets with credits past their expiry
+(:func:`billingkit.services.credit_expiry.expire_due_credits`) the third. New timed work
+(schedules, webhook deliveries, ...) declares its ``due_at`` and adds its handler here: no new port method,
 adapter code or loop.
 """
 
@@ -32,6 +33,7 @@ from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
+from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
@@ -46,7 +48,12 @@ DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
 #: Each kind that carries due work and its handler, in the order a run takes them. A test checks
 #: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
 HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
-    {"subscriptions": bill_due_subscriptions, "invoices": finalize_due_invoices}
+    {
+        "subscriptions": bill_due_subscriptions,
+        "invoices": finalize_due_invoices,
+        # After billing: a period billed in this run no longer holds its customer's expiries.
+        "wallets": expire_due_credits,
+    }
 )
 
 
