@@ -30,6 +30,7 @@ from billingkit.services import (
     notifications,
     subscription_modify,
     subscriptions,
+    wallet_balances,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "Notifications",
     "Subscriptions",
     "Users",
+    "Wallets",
 ]
 
 
@@ -221,3 +223,11 @@ class Invoices(Area):
         return render_invoice_pdf(
             document.invoice, customer=document.customer, seller=document.seller, locale=locale
         )
+
+
+class Wallets(Area):
+    """Customers' wallets of prepaid credits. ``real_time_balance(id)``: the wallet's balance less
+    its customer's unpaid invoices and current-period usage charges, within its allowed price
+    types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
+
+    real_time_balance = IdOp(wallet_balances.get_real_time_balance)

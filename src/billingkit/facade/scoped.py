@@ -47,6 +47,7 @@ class Scoped:
     notifications = cached_property(areas.Notifications)
     subscriptions = cached_property(areas.Subscriptions)
     invoices = cached_property(areas.Invoices)
+    wallets = cached_property(areas.Wallets)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)

@@ -33,6 +33,7 @@ from billingkit.http.routes import (
     tax_associations,
     tax_rates,
     usage,
+    wallet_balances,
 )
 
 __all__ = ["build_app"]
@@ -77,6 +78,7 @@ def build_app(
         subscriptions,
         invoices,
         invoice_documents,
+        wallet_balances,
     ):
         include(module.router, "/v1")
     install_openapi(app)
