@@ -233,13 +233,13 @@ def _bill_scope(
             if updated.subscription_status is SubscriptionStatus.CANCELLED:
                 events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
     uow.invoices.add_many(stored)
-    record_debits(uow, ctx, snapshot.credits, taken)
+    debited = record_debits(uow, ctx, snapshot.credits, taken)
     uow.subscriptions.update_many(changes)
     record_applications(uow, ctx, applications)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored
     report.invoice_count += len(stored)
-    report.notification_count += len(events)
+    report.notification_count += len(events) + debited
 
 
 def bill_due_subscriptions(uow: UnitOfWork, items: Sequence[Record], run: DueRun) -> BatchResult:

@@ -153,18 +153,19 @@ def load_invoice_credits(uow: UnitOfWork, customer_ids: Iterable[str]) -> Invoic
 
 def record_debits(
     uow: UnitOfWork, ctx: Context, credits: InvoiceCredits, taken: Sequence[TakenCredits]
-) -> None:
+) -> int:
     """Write what ``taken`` invoices drew (after their invoices are added, in the same unit of
     work): one ``CREDIT_ADJUSTMENT`` debit row per lot and invoice, each wallet saved once at the
     version it was read at (``VersionConflict`` when another movement saved it since; the unit of
-    work then rolls back whole). ``credits`` keeps the saved wallets."""
+    work then rolls back whole), one ``wallet.transaction.created`` per row. ``credits`` keeps the
+    saved wallets. Returns the number of rows (and notifications) written."""
     debits = [
         wallet_ledger.Debit(wallet_id, draws, (one.invoice_id,), one.invoice_id)
         for one in taken
         for wallet_id, draws in one.draws.items()
     ]
     if not debits:
-        return
+        return 0
     saved = wallet_ledger.debit_many(
         uow,
         ctx,
@@ -175,6 +176,7 @@ def record_debits(
         reference_type=TransactionReferenceType.INVOICE,
     )
     credits.wallets.update(saved)
+    return sum(len(debit.draws) for debit in debits)
 
 
 def credits_instant(reference_point: str, period_end: datetime, now: datetime) -> datetime:
