@@ -192,7 +192,7 @@ def _bill_scope(
                     built.append(invoice)
                     if item.draft.credit_debits:
                         # A later invoice of this customer in the batch sees only what is left.
-                        took.append(snapshot.credits.take(item.draft, invoice.id))
+                        took.append(snapshot.credits.take(item.draft.credit_debits, invoice.id))
                 if item.draft.coupon_applications:
                     # A catch-up invoice after this one sees the coupon used once more.
                     ids = applied_association_ids(item.draft.coupon_applications)

@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 
-from billingkit.domain.credits import CreditSource
-from billingkit.domain.invoicing import InvoiceDraft
+from billingkit.domain.credits import CreditResult, CreditSource, apply_credits
+from billingkit.domain.invoices import Invoice
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.wallets import (
     Draw,
@@ -44,7 +45,15 @@ from billingkit.services import wallet_ledger
 from billingkit.services.context import Context
 from billingkit.services.records import list_where_in
 
-__all__ = ["CAUSE", "InvoiceCredits", "TakenCredits", "load_invoice_credits", "record_debits"]
+__all__ = [
+    "CAUSE",
+    "InvoiceCredits",
+    "TakenCredits",
+    "credits_instant",
+    "invoice_line_credits",
+    "load_invoice_credits",
+    "record_debits",
+]
 
 #: The movement cause of an invoice's credit debits: keys ``invoice_credits|<invoice>|<lot>``.
 CAUSE = "invoice_credits"
@@ -97,11 +106,12 @@ class InvoiceCredits:
                 )
         return tuple(found)
 
-    def take(self, draft: InvoiceDraft, invoice_id: str) -> TakenCredits:
-        """Shrink the lots ``draft`` drew from (its ``credit_debits``, money per lot) and say
-        what invoice ``invoice_id`` took: a lot paying its whole worth gives all its credits."""
+    def take(self, debits: Sequence[tuple[str, Decimal]], invoice_id: str) -> TakenCredits:
+        """Shrink the lots an invoice drew from (``debits``: lot id and money paid, a draft's
+        ``credit_debits``) and say what invoice ``invoice_id`` took: a lot paying its whole worth
+        gives all its credits."""
         draws: dict[str, list[Draw]] = {}
-        for lot_id, paid in draft.credit_debits:
+        for lot_id, paid in debits:
             wallet_id = self._lot_wallet[lot_id]
             wallet = self.wallets[wallet_id]
             lots = self.lots[wallet_id]
@@ -177,6 +187,28 @@ def record_debits(
     )
     credits.wallets.update(saved)
     return sum(len(debit.draws) for debit in debits)
+
+
+def invoice_line_credits(
+    credits: InvoiceCredits, invoice: Invoice, *, as_of: datetime
+) -> CreditResult | None:
+    """What the customer's credits pay on a stored invoice's lines (a direct ONE_OFF invoice),
+    each line on what its discounts left; lines without a price type count as FIXED (a one-off
+    charge). ``None`` when they pay nothing. Nothing is taken: see :meth:`InvoiceCredits.take`."""
+    sources = credits.sources(invoice.customer_id, invoice.currency)
+    if not sources:
+        return None
+    lines = invoice.line_items
+    owed = [line.amount - line.line_item_discount - line.invoice_level_discount for line in lines]
+    result = apply_credits(
+        sources,
+        [line.id for line in lines],
+        [line.price_type.value if line.price_type is not None else "FIXED" for line in lines],
+        [amount if amount > 0 else Decimal(0) for amount in owed],
+        currency=invoice.currency,
+        as_of=as_of,
+    )
+    return result if result.total > 0 else None
 
 
 def credits_instant(reference_point: str, period_end: datetime, now: datetime) -> datetime:

@@ -554,7 +554,7 @@ def issue_invoice(
     (issued,) = number_invoices(uow, ctx, [invoice])
     uow.invoices.add(issued)
     if computed is not None and snapshot is not None and computed.draft.credit_debits:
-        taken = snapshot.credits.take(computed.draft, issued.id)
+        taken = snapshot.credits.take(computed.draft.credit_debits, issued.id)
         record_debits(uow, ctx, snapshot.credits, [taken])
     notifications.record_many(uow, ctx, [invoice_event(ctx, issued)])
     return issued
