@@ -92,9 +92,10 @@ def _expire_scope(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> N
     pending = _billing_pending(uow, {wallet.customer_id for wallet in wallets}, now)
     unpaid: dict[str, list[tuple[datetime, datetime | None]]] = {}
     for wallet in wallets:
-        held: list[Lot] = lots.get(wallet.id, [])
+        wallet_lots: list[Lot] = lots.get(wallet.id, [])
         past = any(
-            lot.transaction.expiry_date is not None and lot.transaction.expiry_date <= now for lot in held
+            lot.transaction.expiry_date is not None and lot.transaction.expiry_date <= now
+            for lot in wallet_lots
         )
         customer = wallet.customer_id
         periods: list[tuple[datetime, datetime | None]] = []
@@ -102,7 +103,7 @@ def _expire_scope(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> N
             if customer not in unpaid:
                 unpaid[customer] = unpaid_periods(uow, customer)
             periods = unpaid[customer]
-        plan = plan_expiry(held, now, billing_pending=customer in pending, unpaid_periods=periods)
+        plan = plan_expiry(wallet_lots, now, billing_pending=customer in pending, unpaid_periods=periods)
         if plan.expire and wallet.wallet_status is not WalletStatus.CLOSED:
             draws = [
                 Draw(
