@@ -21,6 +21,7 @@ from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
+    credit_grant_applications,
     customers,
     direct_invoices,
     invoice_documents,
@@ -88,6 +89,8 @@ class Customers(Area):
     update = IdRequestOp(customers.update_customer, customers.CustomerUpdate)
     delete = IdOp(customers.delete_customer)
     search = RequestOp(customers.search_customers, customers.CustomerSearch)
+    #: The customer's pending credit grant applications (credits still to come), soonest first.
+    upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants)
 
     def list(
         self, query: ListQuery | customers.CustomerSearch | None = None, /, **fields: Any
@@ -161,6 +164,8 @@ class Subscriptions(Area):
     list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
     search = list
     for_customer = IdOp(subscriptions.customer_subscriptions)
+    #: The subscription's pending credit grant applications (credits still to come), soonest first.
+    upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
     #: "coupon_code": "..."})``; other types are refused by this version.
     modify = IdRequestOp(
