@@ -34,6 +34,7 @@ from billingkit.services import (
     payments,
     subscription_modify,
     subscriptions,
+    wallet_balances,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ __all__ = [
     "Payments",
     "Subscriptions",
     "Users",
+    "Wallets",
 ]
 
 
@@ -278,3 +280,11 @@ class CreditNotes(Area):
         conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
     )
     void = IdOp(credit_notes.void_credit_note)
+
+
+class Wallets(Area):
+    """Customers' wallets of prepaid credits. ``real_time_balance(id)``: the wallet's balance less
+    its customer's unpaid invoices and current-period usage charges, within its allowed price
+    types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
+
+    real_time_balance = IdOp(wallet_balances.get_real_time_balance)

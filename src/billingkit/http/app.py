@@ -36,6 +36,7 @@ from billingkit.http.routes import (
     tax_associations,
     tax_rates,
     usage,
+    wallet_balances,
 )
 
 __all__ = ["build_app"]
@@ -83,6 +84,7 @@ def build_app(
         invoice_documents,
         payments,
         credit_notes,
+        wallet_balances,
     ):
         include(module.router, "/v1")
     install_openapi(app)
