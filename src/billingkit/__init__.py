@@ -61,6 +61,14 @@ from billingkit.domain.catalog import (
     TaxRateType,
     UsageResetPeriod,
 )
+from billingkit.domain.credit_notes import (
+    CreditNote,
+    CreditNoteLineItem,
+    CreditNoteReason,
+    CreditNoteStatus,
+    CreditNoteType,
+    RefundTarget,
+)
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import (
     BillingReason,
@@ -138,6 +146,11 @@ __all__ = [
     "CreditGrantExpiryUnit",
     "CreditGrantPeriod",
     "CreditGrantScope",
+    "CreditNote",
+    "CreditNoteLineItem",
+    "CreditNoteReason",
+    "CreditNoteStatus",
+    "CreditNoteType",
     "Customer",
     "Entitlement",
     "EntitlementAggregationMode",
@@ -186,6 +199,7 @@ __all__ = [
     "ProrationBehavior",
     "QuantityRounding",
     "RazorpayPaymentProvider",
+    "RefundTarget",
     "ResetUsage",
     "Role",
     "RunReport",

@@ -22,6 +22,7 @@ from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
     credit_grant_applications,
+    credit_notes,
     customers,
     direct_invoices,
     invoice_documents,
@@ -33,6 +34,7 @@ from billingkit.services import (
     payments,
     subscription_modify,
     subscriptions,
+    wallet_balances,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApiKeys",
+    "CreditNotes",
     "Customers",
     "Environments",
     "Invoices",
@@ -47,6 +50,7 @@ __all__ = [
     "Payments",
     "Subscriptions",
     "Users",
+    "Wallets",
 ]
 
 
@@ -248,3 +252,39 @@ class Payments(Area):
     update = IdRequestOp(payments.update_payment, payments.PaymentUpdate)
     delete = IdOp(payments.delete_payment)
     process = IdOp(payments.process_payment)
+
+
+#: How many times a credit note call reruns after a ``VersionConflict`` (a concurrent change of
+#: its invoice or wallet) before the conflict is answered: each rerun rechecks the capacity.
+CREDIT_NOTE_CONFLICT_RETRIES = 3
+
+
+class CreditNotes(Area):
+    """Credit notes on finalized invoices: ``create`` (finalized at once unless
+    ``process_credit_note=False``; the same request twice answers the first note), ``finalize`` a
+    draft, ``void`` a draft, ``get``, ``list``. ``REFUND`` notes pay the customer's PRE_PAID
+    wallet; ``ADJUSTMENT`` notes lower what the invoice asks. ``create`` and ``finalize`` rerun
+    on a concurrent change of the invoice, and the rerun's recheck refuses what no longer fits
+    (``InvalidOperation``, "exceeds the refundable amount"): never an over-refund."""
+
+    create = RequestOp(
+        credit_notes.create_credit_note,
+        credit_notes.CreditNoteCreate,
+        conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
+    )
+    get = IdOp(credit_notes.get_credit_note)
+    list = RequestOp(credit_notes.list_credit_notes, credit_notes.CreditNoteSearch)
+    finalize = IdRequestOp(
+        credit_notes.finalize_credit_note,
+        credit_notes.CreditNoteFinalize,
+        conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
+    )
+    void = IdOp(credit_notes.void_credit_note)
+
+
+class Wallets(Area):
+    """Customers' wallets of prepaid credits. ``real_time_balance(id)``: the wallet's balance less
+    its customer's unpaid invoices and current-period usage charges, within its allowed price
+    types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
+
+    real_time_balance = IdOp(wallet_balances.get_real_time_balance)

@@ -48,6 +48,8 @@ class Scoped:
     subscriptions = cached_property(areas.Subscriptions)
     invoices = cached_property(areas.Invoices)
     payments = cached_property(areas.Payments)
+    credit_notes = cached_property(areas.CreditNotes)
+    wallets = cached_property(areas.Wallets)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)
