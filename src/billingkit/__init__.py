@@ -113,7 +113,7 @@ from billingkit.errors import (
 from billingkit.facade import Billing, Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.facade.worker import Worker
-from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
+from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.settings import Settings
 from billingkit.storage.memory import MemoryStorage
@@ -198,6 +198,7 @@ __all__ = [
     "PriceUnitType",
     "ProrationBehavior",
     "QuantityRounding",
+    "RazorpayPaymentProvider",
     "RefundTarget",
     "ResetUsage",
     "Role",

@@ -2,8 +2,8 @@
 
 The CLI is the only part besides :meth:`Billing.from_env` that reads the process environment:
 ``BILLINGKIT_DATABASE_URL``, ``BILLINGKIT_TOKEN_SECRET``, ``BILLINGKIT_HOST``, ``BILLINGKIT_PORT``,
-``BILLINGKIT_LOG_LEVEL`` and ``BILLINGKIT_WORKER_*`` (see docs/configuration.md). A flag given on the
-command line wins over its variable.
+``BILLINGKIT_LOG_LEVEL``, ``BILLINGKIT_WORKER_*`` and ``BILLINGKIT_RAZORPAY_*`` (see
+docs/configuration.md). A flag given on the command line wins over its variable.
 """
 
 from __future__ import annotations
@@ -122,8 +122,13 @@ def _token_secret() -> str | None:
 
 def _billing(args: argparse.Namespace, settings: Settings | None = None) -> Billing:
     from billingkit.facade import Billing
+    from billingkit.providers import RazorpayPaymentProvider
 
-    return Billing.from_url(_database_url(args), settings=settings or _settings(args))
+    return Billing.from_url(
+        _database_url(args),
+        settings=settings or _settings(args),
+        payment_provider=RazorpayPaymentProvider.from_env(os.environ),
+    )
 
 
 def _configure_logging(level: str) -> None:

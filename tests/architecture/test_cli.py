@@ -215,3 +215,37 @@ def test_a_bad_flag_is_an_argparse_error() -> None:
     done = _cli("worker", "--batch-size", "0")
     assert done.returncode == 2
     assert "argument --batch-size: '0': must be at least 1" in done.stderr
+
+
+def test_half_a_razorpay_key_pair_stops_the_command_with_one_line(tmp_path: Path) -> None:
+    done = _cli_env(
+        "worker",
+        "--once",
+        "--database-url",
+        f"sqlite:///{tmp_path / 'r.db'}",
+        BILLINGKIT_RAZORPAY_KEY_ID="rzp_test_1",
+        BILLINGKIT_RAZORPAY_KEY_SECRET="",
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: configuration_error: Razorpay needs both API key variables: "
+        "BILLINGKIT_RAZORPAY_KEY_SECRET is not set\n"
+    )
+
+
+def test_the_cli_pays_through_razorpay_when_both_keys_are_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from billingkit import RazorpayPaymentProvider
+    from billingkit.cli import _billing
+
+    monkeypatch.setenv("BILLINGKIT_RAZORPAY_KEY_ID", "rzp_test_1")
+    monkeypatch.setenv("BILLINGKIT_RAZORPAY_KEY_SECRET", "s3cret")
+    monkeypatch.setenv("BILLINGKIT_RAZORPAY_BASE_URL", "http://127.0.0.1:9")
+    billing = _billing(
+        build_parser().parse_args(["migrate", "--database-url", f"sqlite:///{tmp_path / 'p.db'}"])
+    )
+    provider = billing.providers.payment_provider
+    assert isinstance(provider, RazorpayPaymentProvider)
+    assert provider.api.base_url == "http://127.0.0.1:9"
+    billing.close()

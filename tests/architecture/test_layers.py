@@ -197,6 +197,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "PriceUnitType",
         "ProrationBehavior",
         "QuantityRounding",
+        "RazorpayPaymentProvider",
         "RefundTarget",
         "ResetUsage",
         "Role",

@@ -21,7 +21,7 @@ from billingkit.facade.observers import BillingObserver
 from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
-from billingkit.providers import MemoryWebhookTransport, SandboxPaymentProvider
+from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
 from billingkit.services import access
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
@@ -164,9 +164,12 @@ class Billing:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Billing:
         """Configure from ``BILLINGKIT_*`` variables (see docs/configuration.md):
-        ``BILLINGKIT_DATABASE_URL`` (default: the in-memory store) and
-        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts)."""
+        ``BILLINGKIT_DATABASE_URL`` (default: the in-memory store),
+        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts) and
+        ``BILLINGKIT_RAZORPAY_KEY_ID`` with ``BILLINGKIT_RAZORPAY_KEY_SECRET`` (payments through
+        Razorpay instead of the sandbox; see :meth:`RazorpayPaymentProvider.from_env`)."""
         env = os.environ if environ is None else environ
+        payment_provider = RazorpayPaymentProvider.from_env(env)
         url = env.get("BILLINGKIT_DATABASE_URL")
         settings = Settings(token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None)
         if settings.token_secret is None:
@@ -175,8 +178,8 @@ class Billing:
                 "secret and stop working when this Billing is closed or the process restarts"
             )
         if url:
-            return cls.from_url(url, settings=settings)
-        return cls(settings=settings)
+            return cls.from_url(url, settings=settings, payment_provider=payment_provider)
+        return cls(settings=settings, payment_provider=payment_provider)
 
     def context(self, tenant_id: str, environment_id: str | None, actor: Actor) -> Context:
         """The context of one service call in this scope, by ``actor``: the clock read once, this

@@ -3,9 +3,12 @@ passes none, and the test doubles DESIGN §10.12 names (they fill the same slots
 
 - :class:`SandboxPaymentProvider` (``ports.PaymentProvider``): deterministic, records every request.
 - :class:`MemoryWebhookTransport` (``ports.WebhookTransport``): keeps deliveries in memory.
+- :class:`RazorpayPaymentProvider` (``ports.PaymentProvider``): a real provider, Razorpay's REST
+  API over HTTP (tested against ``billingkit.testing.razorpay_fake``).
 """
 
+from billingkit.providers.razorpay import RazorpayPaymentProvider
 from billingkit.providers.sandbox import SandboxPaymentProvider
 from billingkit.providers.webhooks import MemoryWebhookTransport
 
-__all__ = ["MemoryWebhookTransport", "SandboxPaymentProvider"]
+__all__ = ["MemoryWebhookTransport", "RazorpayPaymentProvider", "SandboxPaymentProvider"]

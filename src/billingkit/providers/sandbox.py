@@ -13,7 +13,8 @@ from billingkit.domain.gateways import (
     ProviderRefund,
     RefundRequest,
 )
-from billingkit.errors import IdempotencyConflict, InvalidOperation, NotFound
+from billingkit.domain.minor_units import to_minor_units
+from billingkit.errors import IdempotencyConflict, InvalidOperation, NotFound, ValidationError
 
 __all__ = ["SandboxPaymentProvider"]
 
@@ -31,7 +32,10 @@ class SandboxPaymentProvider:
       again; the same key with a different request is :class:`~billingkit.errors.IdempotencyConflict`.
     - :attr:`requests` lists every request it was asked, in order, repeats included.
     - A refund of a succeeded payment succeeds at once (ids ``sbx_rfnd_000001``...), never more in
-      total than the payment took; the same key answers with the same refund.
+      total than the payment took, in the payment's currency; the same key answers with the same
+      refund.
+    - Amounts are whole minor units of the currency, as every real provider takes them: ``12.505``
+      usd is :class:`~billingkit.errors.ValidationError` (``field="amount"``).
 
     Nothing is shared between instances; one instance is safe to use from several threads.
     """
@@ -48,6 +52,7 @@ class SandboxPaymentProvider:
         self._lock = threading.Lock()
 
     def create_payment(self, request: PaymentRequest) -> ProviderPayment:
+        to_minor_units(request.amount, request.currency)  # a real provider takes whole minor units
         with self._lock:
             self.requests.append(request)
             known = self._by_key.get(request.idempotency_key)
@@ -124,6 +129,13 @@ class SandboxPaymentProvider:
                     f"payment {payment.provider_payment_id} is {payment.status.value}: "
                     "only a succeeded payment is refunded"
                 )
+            if request.currency.lower() != payment.currency.lower():
+                raise ValidationError(
+                    f"payment {payment.provider_payment_id} is in {payment.currency.lower()}, "
+                    f"not {request.currency.lower()}",
+                    field="currency",
+                )
+            to_minor_units(request.amount, payment.currency)
             refunded = sum(
                 (
                     r.amount
