@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
 from billingkit.facade import areas, catalog, metering
+from billingkit.facade import wallets as wallet_areas
 from billingkit.ports import UnitOfWork
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class Scoped:
     tax_associations = cached_property(catalog.TaxAssociations)
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
+    wallets = cached_property(wallet_areas.Wallets)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"
