@@ -85,7 +85,6 @@ class WalletTransactionSearch(SearchRequest):
     expiry_date_before: Annotated[UtcDatetime | None, Searches("expiry_date", Op.LTE)] = None
     expiry_date_after: Annotated[UtcDatetime | None, Searches("expiry_date", Op.GTE)] = None
     credits_available_gt: Annotated[DecimalText | None, BeforeValidator(_number_as_written)] = None
-    created_by: str | None = None
 
 
 def details(

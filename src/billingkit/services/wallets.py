@@ -176,7 +176,6 @@ class WalletSearch(SearchRequest):
     customer_id: Annotated[list[str] | None, Searches("customer_id", Op.IN)] = None
     currency: Annotated[CurrencyCode | None, Searches("currency", Op.EQ)] = None
     wallet_type: Annotated[WalletType | None, Searches("wallet_type", Op.EQ)] = None
-    alert_enabled: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
