@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
-from billingkit.domain.wallets import TransactionStatus, TransactionType, Wallet
+from billingkit.domain.wallets import TransactionStatus, TransactionType, Wallet, WalletTransaction
 from billingkit.ports import UnitOfWork
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _all_wallets(uow: UnitOfWork) -> list[Wallet]:
 def _overdrawn(uow: UnitOfWork, wallet_id: str) -> list[str]:
     """The credit rows of the wallet that debits drew more from than they hold (or that a debit
     names without being a completed credit of the same wallet)."""
-    rows = []
+    rows: list[WalletTransaction] = []
     offset = 0
     while True:
         page = uow.wallet_transactions.list(
