@@ -89,6 +89,16 @@ from billingkit.domain.subscriptions import (
     SubscriptionType,
 )
 from billingkit.domain.usage import AggregationType, BucketSize
+from billingkit.domain.wallets import (
+    TransactionReason,
+    TransactionStatus,
+    TransactionType,
+    Wallet,
+    WalletPriceType,
+    WalletStatus,
+    WalletTransaction,
+    WalletType,
+)
 from billingkit.errors import (
     AlreadyExists,
     BillingError,
@@ -209,10 +219,18 @@ __all__ = [
     "TestClock",
     "TierMode",
     "TooManyRequests",
+    "TransactionReason",
+    "TransactionStatus",
+    "TransactionType",
     "Unauthorized",
     "UsageResetPeriod",
     "ValidationError",
     "VersionConflict",
+    "Wallet",
+    "WalletPriceType",
+    "WalletStatus",
+    "WalletTransaction",
+    "WalletType",
     "Worker",
 ]
 
