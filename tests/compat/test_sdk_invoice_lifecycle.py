@@ -51,7 +51,7 @@ def test_direct_invoice_lifecycle(sdk: Flexprice, env: Scoped) -> None:
     assert (shown.invoice_status, shown.invoice_number) == ("FINALIZED", "INV-202605-00001")
 
     paid = known(sdk.invoices.update_invoice_payment_status(id=draft.id, payment_status="SUCCEEDED"))
-    assert (paid.payment_status, paid.amount_paid, paid.amount_remaining) == ("SUCCEEDED", "75.00", "0")
+    assert (paid.payment_status, paid.amount_paid, paid.amount_remaining) == ("SUCCEEDED", "75.00", "0.00")
 
     other = known(
         sdk.invoices.create_invoice(

@@ -17,6 +17,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import due_work
 from billingkit.services.billing_runs import BatchResult, bill_due_subscriptions
 from billingkit.services.context import DueRun
+from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.storage.kinds import KINDS
 from billingkit.testing.contracts.storage import sample
 from tests.stories import weekly_subscription
@@ -26,6 +27,11 @@ def test_every_kind_that_carries_due_work_has_its_handler() -> None:
     declared = {name for name, kind in KINDS.items() if kind.due_at is not None}
     assert set(due_work.HANDLERS) == declared
     assert due_work.HANDLERS["subscriptions"] is bill_due_subscriptions
+    assert due_work.HANDLERS["credit_grant_applications"] is apply_due_applications
+    # Billing before grants: a period's closing invoice never sees the next period's credits.
+    assert list(due_work.HANDLERS).index("subscriptions") < list(due_work.HANDLERS).index(
+        "credit_grant_applications"
+    )
 
 
 def _due_subscriptions(billing: Billing, count: int) -> list[Subscription]:

@@ -19,6 +19,7 @@ from billingkit.errors import (
     ValidationError,
     VersionConflict,
 )
+from tests.wallet_reads import ledger
 
 D = Decimal
 START = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
@@ -169,12 +170,31 @@ def test_void_then_nothing_else_is_allowed(env: Scoped, customer_id: str) -> Non
     ]
 
 
-def test_a_paid_invoice_is_not_voided_until_refunds_exist(env: Scoped, customer_id: str) -> None:
+def test_voiding_a_partly_paid_invoice_refunds_what_was_paid_to_a_prepaid_wallet(
+    env: Scoped, customer_id: str
+) -> None:
     invoice = direct(env, customer_id)
     env.invoices.update_payment(invoice.id, payment_status="PENDING", amount="40.00")
-    with pytest.raises(InvalidOperation) as caught:
-        env.invoices.void(invoice.id)
-    assert "refund" in caught.value.message
+    voided = env.invoices.void(invoice.id)
+    # 40.00 paid + 0.00 in credits - 0.00 refunded before = 40.00 back
+    assert (voided.refunded_amount, voided.payment_status, voided.amount_paid) == (
+        D("40.00"),
+        PaymentStatus.REFUNDED,
+        D("40.00"),
+    )
+    (wallet,), (row,) = ledger(env)
+    assert (wallet.customer_id, wallet.currency, wallet.wallet_type.value, wallet.credit_balance) == (
+        customer_id,
+        "usd",
+        "PRE_PAID",
+        D("40.00"),
+    )
+    assert (row.transaction_reason.value, row.credit_amount, row.reference_id, row.idempotency_key) == (
+        "INVOICE_VOID_REFUND",
+        D("40.00"),
+        invoice.id,
+        f"invoice_void_refund|{invoice.id}",
+    )
 
 
 def test_finalizing_a_draft_continues_the_sequence(env: Scoped, customer_id: str) -> None:

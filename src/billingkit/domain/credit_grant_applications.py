@@ -63,4 +63,7 @@ class CreditGrantApplication(EnvironmentResource):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"run_at", "customer_id", "wallet_transaction_id"})
+        """The reference's ``CreditGrantApplicationResponse``: without the internal ``run_at``,
+        ``customer_id``, ``wallet_transaction_id`` and ``version``."""
+        internal = {"run_at", "customer_id", "wallet_transaction_id", "version"}
+        return self.model_dump(mode="json", exclude=internal)

@@ -8,9 +8,12 @@ Statuses (``invoice_status``)::
 
 * Finalize: DRAFT only. The caller numbers it from the gap-free sequence.
 * Void: DRAFT, FINALIZED or SKIPPED whose ``payment_status`` is PENDING, FAILED, SUCCEEDED,
-  PARTIALLY_REFUNDED or OVERPAID (reference notes §4.11). Money already paid would have to be
-  refunded to a wallet, which does not exist yet: an invoice with ``amount_paid`` (or prepaid
-  credits) above zero cannot be voided. ``payment_status`` is kept: nothing was refunded.
+  PARTIALLY_REFUNDED or OVERPAID (reference notes §4.11). What the customer gave for it
+  (``amount_paid`` plus ``total_prepaid_credits_applied``, less ``refunded_amount`` already given
+  back) is refunded (:func:`void_refund`; the service credits it to the customer's PRE_PAID
+  wallet): ``refunded_amount`` grows by it and ``payment_status`` becomes REFUNDED. Nothing paid:
+  ``payment_status`` is kept. Example: due 100.00, paid 60.00 and 40.00 in prepaid credits,
+  nothing refunded -> 100.00 refunded, REFUNDED.
 * Edit (``due_date``, ``invoice_pdf_url``, ``metadata``): DRAFT, FINALIZED or SKIPPED;
   ``apply_discount`` (recompute the adjustments): DRAFT only.
 * Payment by hand: FINALIZED only. Transitions of ``payment_status``: PENDING -> PENDING,
@@ -30,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from billingkit.domain.invoices import Invoice, InvoiceStatus, PaymentStatus
-from billingkit.domain.money import ZERO, round_money
+from billingkit.domain.money import ZERO, quantize_exponent, round_money
 from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "check_voidable",
     "payment_changes",
     "void_changes",
+    "void_refund",
 ]
 
 #: payment_status -> the statuses a hand-recorded payment may move it to (reference notes §4.11).
@@ -84,26 +88,34 @@ def check_finalizable(invoice: Invoice) -> None:
 
 
 def check_voidable(invoice: Invoice) -> None:
-    """DRAFT, FINALIZED or SKIPPED, with a voidable payment status and no money paid (refunds come
-    with wallets). Raises ``InvalidOperation`` naming the reason."""
+    """DRAFT, FINALIZED or SKIPPED, with a voidable payment status (money paid is refunded, see
+    :func:`void_refund`). Raises ``InvalidOperation`` naming the reason."""
     _refuse_voided(invoice, "voided again")
     if invoice.payment_status not in _VOIDABLE_PAYMENTS:
         raise InvalidOperation(
             f"{_name(invoice)} has payment status {invoice.payment_status.value}, which cannot be voided"
         )
-    if invoice.amount_paid > ZERO or invoice.total_prepaid_credits_applied > ZERO:
-        raise InvalidOperation(
-            f"{_name(invoice)} has money paid ({invoice.amount_paid} {invoice.currency} paid, "
-            f"{invoice.total_prepaid_credits_applied} in prepaid credits): voiding it would need a refund, "
-            "which this version cannot make"
-        )
+
+
+def void_refund(invoice: Invoice) -> Decimal:
+    """What voiding ``invoice`` gives back to its customer: ``amount_paid`` plus
+    ``total_prepaid_credits_applied`` less ``refunded_amount`` (never below zero). Example: paid
+    100.00, 30.00 in credits, 50.00 refunded by a credit note before -> 80.00."""
+    owed = invoice.amount_paid + invoice.total_prepaid_credits_applied - invoice.refunded_amount
+    return max(owed, ZERO)
 
 
 def void_changes(invoice: Invoice, now: datetime) -> dict[str, Any]:
-    """The fields a void changes (after :func:`check_voidable`): status VOIDED, ``voided_at``, and
-    nothing due any more for the worker."""
+    """The fields a void changes (after :func:`check_voidable`): status VOIDED, ``voided_at``,
+    nothing due any more for the worker and, when money was paid, the refund of
+    :func:`void_refund`: ``refunded_amount`` grown by it and ``payment_status`` REFUNDED."""
     check_voidable(invoice)
-    return {"invoice_status": InvoiceStatus.VOIDED, "voided_at": now, "finalize_at": None}
+    changes: dict[str, Any] = {"invoice_status": InvoiceStatus.VOIDED, "voided_at": now, "finalize_at": None}
+    refund = void_refund(invoice)
+    if refund > ZERO:
+        changes["refunded_amount"] = invoice.refunded_amount + refund
+        changes["payment_status"] = PaymentStatus.REFUNDED
+    return changes
 
 
 def check_editable(invoice: Invoice, *, apply_discount: bool) -> None:
@@ -168,10 +180,11 @@ def payment_changes(
         raise ValidationError(f"OVERPAID needs an amount above the {due} due", field="amount")
     assert paid is not None
     settled = status in (PaymentStatus.SUCCEEDED, PaymentStatus.OVERPAID)
+    cents = quantize_exponent(invoice.currency)  # figures at the currency's precision: "0.00"
     return {
         "payment_status": status,
-        "amount_paid": paid,
-        "amount_remaining": ZERO if settled else due - paid,
-        "overpaid_amount": paid - due if paid > due else ZERO,
+        "amount_paid": paid.quantize(cents),
+        "amount_remaining": (ZERO if settled else due - paid).quantize(cents),
+        "overpaid_amount": (paid - due if paid > due else ZERO).quantize(cents),
         "paid_at": (invoice.paid_at or now) if settled else None,
     }

@@ -333,6 +333,9 @@ KINDS: dict[str, Kind] = {
                 payment_status=IN,
                 payment_method_type=EQ,
                 currency=EQ,
+                payment_gateway=EQ,
+                gateway_payment_id=EQ,
+                gateway_tracking_id=EQ,
             ),
         ),
         # One credit note per request content; finalization rechecks what the invoice can give.

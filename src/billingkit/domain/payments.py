@@ -80,6 +80,10 @@ class Payment(EnvironmentResource):
     attempts: tuple[PaymentAttempt, ...] = ()
     metadata: dict[str, str] = {}
     version: int = 1
+    #: Internal, not on the wire: the digest of the request the payment was created with
+    #: (:func:`billingkit.domain.payment_rules.payment_fingerprint`), so a key named again with
+    #: another request is told apart from a retry.
+    request_fingerprint: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -88,4 +92,9 @@ class Payment(EnvironmentResource):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The wire form (the reference's ``PaymentResponse``); each attempt names its payment."""
+        data = self.model_dump(mode="json", exclude={"request_fingerprint"})
+        data["attempts"] = [
+            {**attempt, "payment_id": self.id, "tenant_id": self.tenant_id} for attempt in data["attempts"]
+        ]
+        return data

@@ -21,6 +21,7 @@ from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
+    credit_grant_applications,
     customers,
     direct_invoices,
     invoice_documents,
@@ -28,6 +29,8 @@ from billingkit.services import (
     invoice_updates,
     invoices,
     notifications,
+    payment_attempts,
+    payments,
     subscription_modify,
     subscriptions,
 )
@@ -41,6 +44,7 @@ __all__ = [
     "Environments",
     "Invoices",
     "Notifications",
+    "Payments",
     "Subscriptions",
     "Users",
 ]
@@ -86,6 +90,8 @@ class Customers(Area):
     update = IdRequestOp(customers.update_customer, customers.CustomerUpdate)
     delete = IdOp(customers.delete_customer)
     search = RequestOp(customers.search_customers, customers.CustomerSearch)
+    #: The customer's pending credit grant applications (credits still to come), soonest first.
+    upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants)
 
     def list(
         self, query: ListQuery | customers.CustomerSearch | None = None, /, **fields: Any
@@ -159,6 +165,8 @@ class Subscriptions(Area):
     list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
     search = list
     for_customer = IdOp(subscriptions.customer_subscriptions)
+    #: The subscription's pending credit grant applications (credits still to come), soonest first.
+    upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
     #: "coupon_code": "..."})``; other types are refused by this version.
     modify = IdRequestOp(
@@ -195,6 +203,9 @@ class Invoices(Area):
     finalize = IdOp(invoice_lifecycle.finalize_invoice)
     void = IdOp(invoice_lifecycle.void_invoice)
     update_payment = IdRequestOp(invoice_lifecycle.update_payment_status, invoice_lifecycle.PaymentUpdate)
+    #: Collect what remains with the customer's methods (the subscription's card, then POST_PAID
+    #: wallets); answers the invoice as it stands afterwards.
+    attempt_payment = IdOp(payment_attempts.attempt_payment)
 
     def preview(
         self,
@@ -221,3 +232,19 @@ class Invoices(Area):
         return render_invoice_pdf(
             document.invoice, customer=document.customer, seller=document.seller, locale=locale
         )
+
+
+class Payments(Area):
+    """Payments of invoices: ``create`` records one (``OFFLINE``, ``CREDITS`` from a wallet, or a
+    card and other methods through the payment provider) and collects it unless
+    ``process_payment=False``; the same request twice is one payment. ``process`` collects an
+    INITIATED payment, retries a FAILED one, or asks the provider how a PENDING one ended;
+    ``update`` changes metadata (and an OFFLINE payment's status); ``delete`` archives a payment
+    that moved no money."""
+
+    create = RequestOp(payments.create_payment, payments.PaymentCreate)
+    get = IdOp(payments.get_payment)
+    list = RequestOp(payments.list_payments, payments.PaymentSearch)
+    update = IdRequestOp(payments.update_payment, payments.PaymentUpdate)
+    delete = IdOp(payments.delete_payment)
+    process = IdOp(payments.process_payment)

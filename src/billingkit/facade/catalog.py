@@ -21,6 +21,7 @@ from billingkit.services import (
     addons,
     coupon_association_reads,
     coupons,
+    credit_grant_applications,
     credit_grants,
     entitlements,
     features,
@@ -196,13 +197,19 @@ class Entitlements(Area):
 
 
 class CreditGrants(Area):
-    """Credit grants of plans and add-ons."""
+    """Credit grants of plans, add-ons and subscriptions; ``applications(...)`` lists what they
+    granted (credit grant applications; filters ``subscription_ids``, ``credit_grant_ids``,
+    ``customer_id``, ``application_status``)."""
 
     create = RequestOp(credit_grants.create_credit_grant, credit_grants.CreditGrantCreate)
     get = IdOp(credit_grants.get_credit_grant)
     update = IdRequestOp(credit_grants.update_credit_grant, credit_grants.CreditGrantUpdate)
     delete = IdOp(credit_grants.delete_credit_grant)
     list = RequestOp(credit_grants.list_credit_grants, credit_grants.CreditGrantSearch)
+    applications = RequestOp(
+        credit_grant_applications.list_credit_grant_applications,
+        credit_grant_applications.CreditGrantApplicationSearch,
+    )
 
 
 class Coupons(Area):

@@ -48,6 +48,7 @@ class Scoped:
     notifications = cached_property(areas.Notifications)
     subscriptions = cached_property(areas.Subscriptions)
     invoices = cached_property(areas.Invoices)
+    payments = cached_property(areas.Payments)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)

@@ -17,6 +17,7 @@ from billingkit.http.routes import (
     access,
     addons,
     coupons,
+    credit_grant_applications,
     credit_grants,
     customers,
     entitlements,
@@ -26,6 +27,7 @@ from billingkit.http.routes import (
     invoice_documents,
     invoices,
     meters,
+    payments,
     plans,
     price_units,
     prices,
@@ -71,6 +73,7 @@ def build_app(
         *routers,
         entitlements,
         credit_grants,
+        credit_grant_applications,
         coupons,
         tax_rates,
         tax_associations,
@@ -79,6 +82,7 @@ def build_app(
         subscriptions,
         invoices,
         invoice_documents,
+        payments,
     ):
         include(module.router, "/v1")
     install_openapi(app)

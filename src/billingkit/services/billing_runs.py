@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import cast
 
+from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.renewals import DuePlan, StepKind, plan_due
@@ -45,7 +46,6 @@ from billingkit.services.invoicing import (
     load_snapshot,
     measure_usage,
 )
-from billingkit.services.subscriptions import subscription_payload
 
 __all__ = ["BatchResult", "RunReport", "bill_due_subscriptions"]
 

@@ -4,11 +4,13 @@ Rules (``check_credit_grant``): the owner field matches ``scope`` (``plan_id`` f
 ``addon_id`` for ``ADDON``) and names a live plan or add-on; ``credits`` > 0; ``RECURRING`` grants
 have a ``period`` (``ONETIME`` ones none); ``DURATION`` expiry has a duration and unit; rates > 0;
 ``priority`` >= 0; ``start_date`` < ``end_date``. ``SUBSCRIPTION`` grants arrive with
-subscriptions. Only ``name``, ``metadata`` and ``end_date`` change after creation.
+subscriptions (:func:`subscription_credit_grants`: the request's ``credit_grants``, else copies of
+the plan's). Only ``name``, ``metadata`` and ``end_date`` change after creation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -45,6 +47,7 @@ __all__ = [
     "CreditGrantInput",
     "CreditGrantSearch",
     "CreditGrantUpdate",
+    "SubscriptionCreditGrantInput",
     "add_owned_credit_grant",
     "copy_credit_grant",
     "create_credit_grant",
@@ -52,6 +55,7 @@ __all__ = [
     "delete_credit_grant",
     "get_credit_grant",
     "list_credit_grants",
+    "subscription_credit_grants",
     "update_credit_grant",
 ]
 
@@ -90,6 +94,20 @@ class CreditGrantCreate(CreditGrantInput):
     """A credit grant with its owner: ``scope`` and the matching ``plan_id`` / ``addon_id``."""
 
     scope: CreditGrantScope
+    plan_id: Id | None = None
+    addon_id: Id | None = None
+    subscription_id: Id | None = None
+
+
+class SubscriptionCreditGrantInput(CreditGrantInput):
+    """A credit grant given with a new subscription (its ``credit_grants``): owned by that
+    subscription, so ``scope`` may only say ``SUBSCRIPTION`` and the owner ids stay empty (the
+    official SDK's request model carries them). ``proration_behavior`` is accepted and dropped:
+    grants are not prorated in this version."""
+
+    ignored: ClassVar[frozenset[str]] = frozenset({"proration_behavior"})
+
+    scope: CreditGrantScope | None = None
     plan_id: Id | None = None
     addon_id: Id | None = None
     subscription_id: Id | None = None
@@ -168,6 +186,50 @@ def copy_credit_grant(
     fields = grant.model_dump(exclude=set(Record.model_fields) | {"tenant_id", "environment_id"})
     fields.update(new_fields(ctx, "cg"), **_owned_fields(scope, owner_id))
     return uow.credit_grants.add(build(CreditGrant, fields, check_credit_grant))
+
+
+def subscription_credit_grants(
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    subscription_id: str,
+    plan_id: str,
+    requested: Sequence[SubscriptionCreditGrantInput] | None,
+) -> list[CreditGrant]:
+    """Store a new subscription's own grants (scope ``SUBSCRIPTION``): the ``requested`` ones
+    when the request gives any, else a copy of each live grant of plan ``plan_id`` (reference
+    notes §1.2), so later edits of the plan's grants do not change what the subscriber was sold.
+    A requested grant with another scope or an owner id is a ``ValidationError`` on
+    ``credit_grants[i].<field>``."""
+    if not requested:
+        return [
+            copy_credit_grant(uow, ctx, grant, scope=CreditGrantScope.SUBSCRIPTION, owner_id=subscription_id)
+            for grant in credit_grants_of(uow, CreditGrantScope.PLAN, plan_id)
+        ]
+    grants = []
+    for i, data in enumerate(requested):
+        prefix = f"credit_grants[{i}]."
+        if data.scope not in (None, CreditGrantScope.SUBSCRIPTION):
+            raise ValidationError(
+                "credit grants given with a subscription have scope SUBSCRIPTION", field=f"{prefix}scope"
+            )
+        for field in OWNER_FIELDS.values():
+            if getattr(data, field) is not None:
+                raise ValidationError(
+                    f"{field} cannot be set on a credit grant given with a subscription (it owns the grant)",
+                    field=f"{prefix}{field}",
+                )
+        grants.append(
+            add_owned_credit_grant(
+                uow,
+                ctx,
+                data,
+                scope=CreditGrantScope.SUBSCRIPTION,
+                owner_id=subscription_id,
+                field_prefix=prefix,
+            )
+        )
+    return grants
 
 
 # -- the credit grants API -----------------------------------------------------------------------

@@ -11,11 +11,13 @@ and retried one item at a time in the item's own scope, so one bad item only fai
 reported in ``RunReport.failures``, skipped for the rest of the run and stays due for the next one.
 
 Billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) are the first
-handler; renewal drafts whose finalization delay has passed
-(:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`) the second: the first run
-at or after a draft's ``finalize_at`` finalizes it. New timed work (schedules, credit expiries,
-webhook deliveries, ...) declares its ``due_at`` and adds its handler here: no new port method,
-adapter code or loop.
+handler; credit grant applications
+(:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the second, so a
+period's closing invoice is computed before the next period's credits land; renewal drafts whose
+finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
+the third: the first run at or after a draft's ``finalize_at`` finalizes it. New timed work
+(schedules, credit expiries, webhook deliveries, ...) declares its ``due_at`` and adds its handler
+here: no new port method, adapter code or loop.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
+from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
@@ -46,7 +49,12 @@ DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
 #: Each kind that carries due work and its handler, in the order a run takes them. A test checks
 #: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
 HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
-    {"subscriptions": bill_due_subscriptions, "invoices": finalize_due_invoices}
+    {
+        "subscriptions": bill_due_subscriptions,
+        # After billing: a period's closing invoice is computed before the next period's credits land.
+        "credit_grant_applications": apply_due_applications,
+        "invoices": finalize_due_invoices,
+    }
 )
 
 

@@ -16,13 +16,15 @@ from decimal import Decimal
 from typing import cast
 
 from billingkit.domain.access import Action
-from billingkit.domain.invoice_lifecycle import check_finalizable, payment_changes, void_changes
+from billingkit.domain.invoice_lifecycle import check_finalizable, payment_changes, void_changes, void_refund
 from billingkit.domain.invoices import Invoice, InvoiceStatus, PaymentStatus
+from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.resources import Record
 from billingkit.domain.validation import DecimalText, InputModel
+from billingkit.domain.wallets import TransactionReason, TransactionReferenceType, credits_for, movement_key
 from billingkit.ports import UnitOfWork
-from billingkit.services import invoice_settlement, notifications
+from billingkit.services import invoice_settlement, notifications, wallet_ledger
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
 from billingkit.services.invoicing import invoice_event, number_invoices
@@ -76,13 +78,36 @@ def void_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoice:
     """Void a DRAFT, FINALIZED or SKIPPED invoice: ``VOIDED``, ``voided_at`` now; its number (if
     any) stays used; ``invoice.update.voided``.
 
-    Raises ``NotFound``; ``InvalidOperation`` for a voided invoice, a payment status that cannot
-    be voided, or money already paid on it (a refund needs wallets).
+    Money paid for it (``amount_paid`` plus prepaid credits applied, less what was refunded
+    already) is credited to the customer's PRE_PAID wallet in the invoice currency (made if
+    missing) with reason ``INVOICE_VOID_REFUND``, reference INVOICE/<id>, under the key
+    ``invoice_void_refund|<id>`` (so it is credited once whatever happens); the invoice's
+    ``refunded_amount`` grows by it and its ``payment_status`` becomes REFUNDED.
+
+    Raises ``NotFound``; ``InvalidOperation`` for a voided invoice (a retried void is refused, and
+    the key guards the money) or a payment status that cannot be voided.
     """
     ctx.require(ENTITY, Action.WRITE)
     invoice = get_live(uow.invoices, LABEL, invoice_id)
+    refund = void_refund(invoice)
     saved = _save(uow, ctx, invoice, void_changes(invoice, ctx.now))
     invoice_settlement.invoice_voided(uow, ctx, saved)
+    if refund > ZERO:
+        wallet = wallet_ledger.prepaid_wallet(
+            uow, ctx, customer_id=saved.customer_id, currency=saved.currency
+        )
+        wallet_ledger.credit(
+            uow,
+            ctx,
+            wallet,
+            credits=credits_for(refund, wallet.conversion_rate),
+            amount=refund,
+            reason=TransactionReason.INVOICE_VOID_REFUND,
+            key=movement_key("invoice_void_refund", saved.id),
+            reference_type=TransactionReferenceType.INVOICE,
+            reference_id=saved.id,
+            description=f"refund of voided invoice {saved.invoice_number or saved.id}",
+        )
     notifications.notify(uow, ctx, "invoice.update.voided", saved)
     return saved
 

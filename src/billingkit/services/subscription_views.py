@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from billingkit.domain.catalog import CreditGrant
 from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.subscriptions import Subscription
 from billingkit.services.coupon_association_reads import CouponAssociationView
@@ -20,20 +21,22 @@ V2_EXPANSIONS = frozenset({"coupon_associations", "credit_grants", "subscription
 class SubscriptionV2:
     """The v2 read: the subscription, which optional parts were asked for (``expand``), and
     whether the plan has price changes its line items do not have yet; ``coupon_associations``:
-    its live associations (read only when expanded)."""
+    its live associations, ``credit_grants``: its own live grants (each read only when expanded)."""
 
     subscription: Subscription
     expand: frozenset[str]
     plan_prices_out_of_sync: bool
     coupon_associations: tuple[CouponAssociationView, ...] = ()
+    credit_grants: tuple[CreditGrant, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = self.subscription.to_dict(line_items="subscription_line_items" in self.expand)
         data["plan_prices_out_of_sync"] = self.plan_prices_out_of_sync
         if "coupon_associations" in self.expand:
             data["coupon_associations"] = [view.to_dict() for view in self.coupon_associations]
-        # Billing-only relations this version does not have yet are empty lists when asked for.
-        for name in ("credit_grants", "phases"):
-            if name in self.expand:
-                data[name] = []
+        if "credit_grants" in self.expand:
+            data["credit_grants"] = [grant.to_dict() for grant in self.credit_grants]
+        # Phases, which this version does not have yet, are an empty list when asked for.
+        if "phases" in self.expand:
+            data["phases"] = []
         return data

@@ -17,6 +17,11 @@ Rules (``docs/billing-rules.md`` has worked examples):
   on calendar boundaries (``billing_anchor`` is then refused). Periods are computed in ``timezone``
   (default: the customer's). Activating a draft at a new start keeps a requested ``billing_anchor``
   and moves a derived anchor to the new start.
+* Credit grants: the request's ``credit_grants`` (scope ``SUBSCRIPTION``), else copies of the
+  plan's grants, are stored as the subscription's own; once it has started (created active or
+  trialing, or a draft activated) each gets its first credit grant application, and the ones due
+  at once top up the customer's prepaid wallet before the opening invoice is computed
+  (:mod:`billingkit.services.credit_grant_applications`).
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
@@ -35,6 +40,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
+from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
 from billingkit.domain.invoices import BillingReason
 from billingkit.domain.periods import (
@@ -79,6 +85,12 @@ from billingkit.services.coupon_associations import (
     attach_coupons,
     coupon_requests,
     move_with_activation,
+)
+from billingkit.services.credit_grant_applications import start_grants
+from billingkit.services.credit_grants import (
+    SubscriptionCreditGrantInput,
+    credit_grants_of,
+    subscription_credit_grants,
 )
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
@@ -126,7 +138,6 @@ MAX_TRIAL_DAYS = 3650
 # so a subscription is never stored without something its creator asked for.
 _NOT_YET = (
     "addons",
-    "credit_grants",
     "line_items",
     "override_line_items",
     "override_entitlements",
@@ -138,6 +149,8 @@ _NOT_YET = (
 
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
+#: Most credit grants one request may give.
+_MAX_GRANTS = 100
 
 # The request fields a new subscription stores as they were given.
 _STORED_AS_GIVEN = frozenset(
@@ -208,7 +221,7 @@ class SubscriptionCreate(InputModel):
     timezone: TimeZoneName | None = None
     metadata: Metadata = {}
     addons: Any = None
-    credit_grants: Any = None
+    credit_grants: Annotated[list[SubscriptionCreditGrantInput], Field(max_length=_MAX_GRANTS)] | None = None
     line_items: Any = None
     override_line_items: Any = None
     override_entitlements: Any = None
@@ -397,6 +410,11 @@ def create_subscription(
     if data.tax_rate_overrides:
         # Stored first, so the opening invoice below is taxed by them.
         uow.tax_associations.add_many(override_associations(uow, ctx, sub, data.tax_rate_overrides))
+    grants = subscription_credit_grants(
+        uow, ctx, subscription_id=sub.id, plan_id=plan.id, requested=data.credit_grants
+    )
+    # Before the opening invoice, so that it sees the credits granted at the start.
+    start_grants(uow, ctx, sub, grants)
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
@@ -424,6 +442,7 @@ def activate_subscription(
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
     activated = activated.model_copy(update=ctx.touch())
     move_with_activation(uow, ctx, sub, activated)
+    start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     customer = uow.customers.find(activated.customer_id)
@@ -454,7 +473,12 @@ def get_subscription_v2(
     associations = (
         tuple(subscription_coupon_associations(uow, sub)) if "coupon_associations" in wanted else ()
     )
-    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence, associations)
+    grants = (
+        tuple(credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
+        if "credit_grants" in wanted
+        else ()
+    )
+    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence, associations, grants)
 
 
 def search_subscriptions(uow: UnitOfWork, ctx: Context, *, search: SubscriptionSearch) -> Page[Subscription]:

@@ -67,3 +67,11 @@ def void_invoice(caller: EnvCaller, invoice_id: str) -> SuccessResponse:
 @router.put("/{invoice_id}/payment")
 def update_payment_status(caller: EnvCaller, invoice_id: str, body: PaymentUpdate) -> InvoiceResponse:
     return InvoiceResponse.model_validate(caller.invoices.update_payment(invoice_id, body).to_dict())
+
+
+@router.post("/{invoice_id}/payment/attempt")
+def attempt_invoice_payment(caller: EnvCaller, invoice_id: str) -> SuccessResponse:
+    """Collect what remains with the customer's methods: the subscription's card through the
+    payment provider, then POST_PAID wallets (the reference answers a message)."""
+    caller.invoices.attempt_payment(invoice_id)
+    return success("payment attempt processed successfully")

@@ -33,6 +33,7 @@ from billingkit.http.schemas.base import (
     Timestamp,
     WireModel,
 )
+from billingkit.http.schemas.catalog import CreditGrantResponse
 
 __all__ = [
     "CommitmentInfoResponse",
@@ -164,13 +165,13 @@ class ListCouponAssociationsResponse(WireModel):
 
 class SubscriptionResponseV2(SubscriptionResponse):
     """``GET /subscriptions/{id}/v2``: ``line_items`` only when ``subscription_line_items`` is
-    expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` and ``phases``
-    (empty in this version) only when expanded; ``plan_prices_out_of_sync`` when the plan has
-    prices its lines lack."""
+    expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` (the
+    subscription's own) and ``phases`` (empty in this version) only when expanded;
+    ``plan_prices_out_of_sync`` when the plan has prices its lines lack."""
 
     plan_prices_out_of_sync: bool
     coupon_associations: list[CouponAssociationResponse] = []
-    credit_grants: list[dict[str, Any]] = []
+    credit_grants: list[CreditGrantResponse] = []
     phases: list[dict[str, Any]] = []
 
 

@@ -1,5 +1,6 @@
 """Answers of ``/v1/plans``, ``/v1/addons``, ``/v1/prices``, ``/v1/prices/units``,
-``/v1/entitlements`` and ``/v1/creditgrants``: what is sold, at what price, with what grants."""
+``/v1/entitlements`` and ``/v1/creditgrants``: what is sold, at what price, with what grants;
+and the credit grant applications those grants make (``.../grants/upcoming``)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ from billingkit import (
     PriceEntityType,
     PriceType,
     PriceUnitType,
+    SubscriptionStatus,
     TierMode,
     UsageResetPeriod,
 )
+from billingkit.domain.credit_grant_applications import ApplicationReason, ApplicationStatus
 from billingkit.http.schemas.base import (
     DecimalString,
     EnvironmentRecordResponse,
@@ -41,9 +44,11 @@ __all__ = [
     "AddonSummaryResponse",
     "CreateBulkEntitlementResponse",
     "CreateBulkPriceResponse",
+    "CreditGrantApplicationResponse",
     "CreditGrantResponse",
     "EntitlementResponse",
     "ListAddonsResponse",
+    "ListCreditGrantApplicationsResponse",
     "ListCreditGrantsResponse",
     "ListEntitlementsResponse",
     "ListPlansResponse",
@@ -229,6 +234,33 @@ class CreditGrantResponse(EnvironmentRecordResponse):
 
 class ListCreditGrantsResponse(WireModel):
     items: list[CreditGrantResponse]
+    pagination: PaginationResponse
+
+
+class CreditGrantApplicationResponse(EnvironmentRecordResponse):
+    """One grant's ``credits`` for one subscription and period ``[period_start, period_end)``
+    (``period_end`` null: a ONETIME grant), due at ``scheduled_for``: ``pending`` until then,
+    then ``applied`` (``applied_at``), ``skipped``, ``cancelled`` or ``failed`` (``failure_reason``
+    says why); ``retry_count`` counts deferrals (a draft or incomplete subscription)."""
+
+    credit_grant_id: str
+    subscription_id: str
+    scheduled_for: Timestamp
+    period_start: Timestamp
+    period_end: Timestamp | None
+    applied_at: Timestamp | None
+    application_status: ApplicationStatus
+    application_reason: ApplicationReason
+    credits: DecimalString
+    subscription_status_at_application: SubscriptionStatus | None
+    retry_count: int
+    failure_reason: str | None
+    idempotency_key: str
+    metadata: dict[str, str]
+
+
+class ListCreditGrantApplicationsResponse(WireModel):
+    items: list[CreditGrantApplicationResponse]
     pagination: PaginationResponse
 
 

@@ -584,6 +584,7 @@ payments = Table(
     _json("attempts", nullable=False),
     _json("metadata", nullable=False),
     Column("version", Integer(), nullable=False),
+    Column("request_fingerprint", String(64)),
     *_scoped_indexes("payments", "destination_id", "customer_id"),
     Index("uq_payments_idempotency_key", "tenant_id", "environment_id", "idempotency_key", unique=True),
 )
