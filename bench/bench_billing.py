@@ -1,7 +1,8 @@
 """Benchmark: a billing run (``Billing.run_due``) of 10,000 due subscriptions.
 
 Run: ``python -m bench billing [-- --subscriptions 10000 --stores sqlite,postgres --library-sample 200
---profile-subscriptions 500 --no-profile --top 25 --sort cumulative --keep-invoices yes --gc on]``.
+--profile-subscriptions 500 --no-profile --top 25 --sort cumulative --keep-invoices yes --gc on
+--wallet-every 0]``.
 
 For each store (a SQLite file in a temporary directory; PostgreSQL at ``--pg-url``, a database this
 benchmark owns: created when missing, its ``public`` schema dropped and recreated):
@@ -12,7 +13,9 @@ benchmark owns: created when missing, its ``public`` schema dropped and recreate
    ARREAR ``PACKAGE`` price on a SUM meter of ``bytes`` of ``storage.write`` (0.10 per started
    250,000 bytes). Every subscription starts at T0 = 2026-01-01 00:00 UTC (monthly, anniversary),
    one customer each, with 100 events inside its first period (50 ``api.request``, 50
-   ``storage.write`` of 1..200,000 bytes).
+   ``storage.write`` of 1..200,000 bytes). With ``--wallet-every N`` one customer in N (the
+   first, then every N-th) has a PRE_PAID wallet (all price types) holding 30 credits worth 1.00
+   each, which its invoice consumes (a debit row and a wallet update each).
 
    The first ``--library-sample`` customers and subscriptions go through the library
    (``scoped.customers.create``, ``scoped.subscriptions.create``: each subscription issues its opening
@@ -80,6 +83,13 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.money import round_money
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.wallets import (
+    TransactionReason,
+    TransactionType,
+    Wallet,
+    WalletTransaction,
+    movement_key,
+)
 from billingkit.storage.sql.mapping import row_encoder
 from billingkit.storage.sql.tables import TABLES
 from billingkit.storage.sql.types import sqlite_time
@@ -105,6 +115,8 @@ PACKAGE_PRICE = Decimal("0.10")
 COUPON_PERCENT = Decimal(10)
 TAX_PERCENT = Decimal(20)
 MONTHLY = {"currency": "usd", "billing_period": "MONTHLY"}
+# One customer in ``--wallet-every`` has a PRE_PAID wallet (all price types) of 30 credits at 1.00.
+WALLET_CREDITS = Decimal(30)
 
 
 def _plan_prices(calls_meter: str, storage_meter: str) -> list[dict[str, Any]]:
@@ -175,6 +187,7 @@ class Cohort:
     first: int  # index of its first customer
     customers: list[str] = field(default_factory=list)  # external ids
     adjusted_every: int = 0  # every n-th customer's subscription has the coupon and the tax (0: none)
+    wallet_every: int = 0  # every n-th customer has a PRE_PAID wallet of WALLET_CREDITS (0: none)
     # external id -> (api.request events, bytes stored) in the first period
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -184,6 +197,12 @@ class Cohort:
     def adjusted(self, external_id: str) -> bool:
         """Whether this customer's subscription carries the coupon and the tax."""
         return self.adjusted_every > 0 and int(external_id.removeprefix("cust-")) % self.adjusted_every == 0
+
+    def funded(self, external_id: str) -> bool:
+        """Whether this customer has a PRE_PAID wallet holding ``WALLET_CREDITS``."""
+        return self.wallet_every > 0 and int(
+            external_id.removeprefix("cust-")
+        ) % self.wallet_every == 1 % max(self.wallet_every, 1)
 
 
 def event_rows(store: Store, cohorts: list[Cohort], seed: int) -> list[tuple[Any, ...]]:
@@ -283,6 +302,39 @@ def _association_rows(
         start_date=sub.start_date,
     )
     return coupon, tax
+
+
+def _wallet_rows(billing: Billing, customer: Customer) -> tuple[Wallet, WalletTransaction]:
+    """A PRE_PAID wallet of ``customer`` holding ``WALLET_CREDITS`` (its cached balance) and the
+    completed credit row that put them there, as the ledger service writes them."""
+    common = {
+        "tenant_id": customer.tenant_id,
+        "environment_id": customer.environment_id,
+        "created_at": customer.created_at,
+        "updated_at": customer.updated_at,
+        "created_by": customer.created_by,
+        "updated_by": customer.updated_by,
+    }
+    wallet = Wallet(
+        id=billing.ids.new("wallet"),
+        **common,
+        customer_id=customer.id,
+        currency="usd",
+        name="Prepaid credits",
+        credit_balance=WALLET_CREDITS,
+    )
+    credit = WalletTransaction(
+        id=billing.ids.new("wtx"),
+        **common,
+        wallet_id=wallet.id,
+        customer_id=customer.id,
+        type=TransactionType.CREDIT,
+        credit_amount=WALLET_CREDITS,
+        amount=WALLET_CREDITS,
+        transaction_reason=TransactionReason.FREE_CREDIT_GRANT,
+        idempotency_key=movement_key("bench_top_up", wallet.id),
+    )
+    return wallet, credit
 
 
 def _copy_subscription(billing: Billing, template: Subscription, customer: Customer) -> Subscription:
@@ -390,6 +442,15 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
                 coupon_row, tax_row = _association_rows(billing, setup, copy)
                 coupon_rows.append(coupon_row)
                 tax_rows.append(tax_row)
+    wallets: list[Wallet] = []
+    credits: list[WalletTransaction] = []
+    everyone = [*made, *(templates[c.name][0] for c in cohorts[1:]), *customers]
+    funded = {c for cohort in cohorts for c in cohort.customers if cohort.funded(c)}
+    for customer in everyone:
+        if customer.external_id in funded:
+            wallet, credit = _wallet_rows(billing, customer)
+            wallets.append(wallet)
+            credits.append(credit)
     engine = billing.storage.engine  # type: ignore[attr-defined]
     with engine.begin() as conn:  # rows exactly as the repositories write them
         batches: tuple[tuple[Any, Any, list[Any]], ...] = (
@@ -397,6 +458,8 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
             (Subscription, TABLES["subscriptions"], subscriptions),
             (CouponAssociation, TABLES["coupon_associations"], coupon_rows),
             (TaxAssociation, TABLES["tax_associations"], tax_rows),
+            (Wallet, TABLES["wallets"], wallets),
+            (WalletTransaction, TABLES["wallet_transactions"], credits),
         )
         for model, table, items in batches:
             if not items:
@@ -511,12 +574,22 @@ def check_run(
         if cohort.adjusted(external):  # 10 % off, then 20 % tax on what is left, each rounded
             discount = round_money(subtotal * COUPON_PERCENT / 100, "usd")
             tax = round_money((subtotal - discount) * TAX_PERCENT / 100, "usd")
-        total = subtotal - discount + tax
-        figures = (got.subtotal, got.total_discount, got.total_tax, got.total, got.amount_due)
-        if lines != expected or figures != (subtotal, discount, tax, total, total):
+        # The wallet's credits pay the lines after discounts (never the tax), up to what it holds.
+        credits = min(WALLET_CREDITS, subtotal - discount) if cohort.funded(external) else Decimal(0)
+        total = subtotal - discount + tax - credits
+        figures = (
+            got.subtotal,
+            got.total_discount,
+            got.total_tax,
+            got.total_prepaid_credits_applied,
+            got.total,
+            got.amount_due,
+        )
+        if lines != expected or figures != (subtotal, discount, tax, credits, total, total):
             raise SystemExit(
                 f"{cohort.name}: invoice {got.id} of {external}: lines {lines}, figures {figures}; "
-                f"expected {expected}, subtotal {subtotal}, discount {discount}, tax {tax}, total {total}"
+                f"expected {expected}, subtotal {subtotal}, discount {discount}, tax {tax}, "
+                f"credits {credits}, total {total}"
             )
         if (got.period_start, got.invoice_status.value) != (cohort.start, "FINALIZED"):
             raise SystemExit(f"{cohort.name}: invoice {got.id}: {got.period_start} {got.invoice_status}")
@@ -699,8 +772,8 @@ def run_profiled(billing: Billing, cohort: Cohort, top: int, sort: str) -> list[
 def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     print(f"-- {store.kind}: {store.url}")
     size, psize = args.subscriptions, args.profile_subscriptions
-    every = args.adjusted_every
-    cohorts = [Cohort("main", T0, RUN_AT, size, 0, adjusted_every=every)]
+    every, wallets = args.adjusted_every, args.wallet_every
+    cohorts = [Cohort("main", T0, RUN_AT, size, 0, adjusted_every=every, wallet_every=wallets)]
     if not args.no_profile:
         cohorts.append(
             Cohort(
@@ -710,6 +783,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 psize,
                 size,
                 adjusted_every=every,
+                wallet_every=wallets,
             )
         )
         cohorts.append(
@@ -720,6 +794,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 psize,
                 size + psize,
                 adjusted_every=every,
+                wallet_every=wallets,
             )
         )
     setup = prepare(store, cohorts, args)
@@ -777,6 +852,12 @@ def _adjusted_share(every: int) -> str:
     return f"one in {every} with a {COUPON_PERCENT}% coupon and a {TAX_PERCENT}% tax"
 
 
+def _wallet_share(every: int) -> str:
+    if every <= 0:
+        return "no wallets"
+    return f"one in {every} with a PRE_PAID wallet of {WALLET_CREDITS} credits"
+
+
 def main(argv: list[str]) -> None:
     """Print the billing run's invoices per second per store, checks, and where the time goes."""
     parser = argparse.ArgumentParser(prog="python -m bench billing")
@@ -805,6 +886,12 @@ def main(argv: list[str]) -> None:
         default=4,
         help="one subscription in N has a 10%% coupon and a 20%% tax (0: none)",
     )
+    parser.add_argument(
+        "--wallet-every",
+        type=int,
+        default=0,
+        help="one customer in N has a PRE_PAID wallet of 30 credits paying its invoice (0: none)",
+    )
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--top", type=int, default=25, help="cProfile rows to show")
     parser.add_argument(
@@ -821,7 +908,7 @@ def main(argv: list[str]) -> None:
     print(
         f"workload: {args.subscriptions:,} monthly subscriptions due at once (flat fee in advance, SLAB "
         f"COUNT and PACKAGE SUM in arrear), {2 * EVENTS_PER_NAME} events each, "
-        f"{_adjusted_share(args.adjusted_every)}; "
+        f"{_adjusted_share(args.adjusted_every)}, {_wallet_share(args.wallet_every)}; "
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     results: dict[str, dict[str, float]] = {}

@@ -61,6 +61,14 @@ from billingkit.domain.catalog import (
     TaxRateType,
     UsageResetPeriod,
 )
+from billingkit.domain.credit_notes import (
+    CreditNote,
+    CreditNoteLineItem,
+    CreditNoteReason,
+    CreditNoteStatus,
+    CreditNoteType,
+    RefundTarget,
+)
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import (
     BillingReason,
@@ -148,6 +156,11 @@ __all__ = [
     "CreditGrantExpiryUnit",
     "CreditGrantPeriod",
     "CreditGrantScope",
+    "CreditNote",
+    "CreditNoteLineItem",
+    "CreditNoteReason",
+    "CreditNoteStatus",
+    "CreditNoteType",
     "Customer",
     "Entitlement",
     "EntitlementAggregationMode",
@@ -195,6 +208,7 @@ __all__ = [
     "PriceUnitType",
     "ProrationBehavior",
     "QuantityRounding",
+    "RefundTarget",
     "ResetUsage",
     "Role",
     "RunReport",

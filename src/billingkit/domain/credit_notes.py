@@ -14,10 +14,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.invoices import PaymentStatus
-from billingkit.domain.resources import EnvironmentResource
+from billingkit.domain.resources import EnvironmentResource, iso
 from billingkit.domain.validation import DecimalText, UtcDatetime
 
-__all__ = ["CreditNote", "CreditNoteLineItem", "CreditNoteReason", "CreditNoteStatus", "CreditNoteType"]
+__all__ = [
+    "CreditNote",
+    "CreditNoteLineItem",
+    "CreditNoteReason",
+    "CreditNoteStatus",
+    "CreditNoteType",
+    "RefundTarget",
+]
 
 
 class CreditNoteType(StrEnum):
@@ -39,6 +46,14 @@ class CreditNoteReason(StrEnum):
     SERVICE_ISSUE = "SERVICE_ISSUE"
     BILLING_ERROR = "BILLING_ERROR"
     SUBSCRIPTION_CANCELLATION = "SUBSCRIPTION_CANCELLATION"
+
+
+class RefundTarget(StrEnum):
+    """Where a REFUND note's money goes (the SDK's ``refund_target``): the customer's PRE_PAID
+    wallet, or back to the payment method the invoice was paid with (not supported yet)."""
+
+    PREPAID_WALLET = "PREPAID_WALLET"
+    BACK_TO_SOURCE = "BACK_TO_SOURCE"
 
 
 class CreditNoteLineItem(BaseModel):
@@ -82,4 +97,18 @@ class CreditNote(EnvironmentResource):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The wire form: money as decimal strings, instants as ISO 8601 UTC, and each line with
+        the note's common fields, as the reference's ``creditnote.CreditNoteLineItem`` shows them."""
+        data = self.model_dump(mode="json")
+        common = {
+            "credit_note_id": self.id,
+            "tenant_id": self.tenant_id,
+            "environment_id": self.environment_id,
+            "status": self.status.value,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "created_by": self.created_by,
+            "updated_by": self.updated_by,
+        }
+        data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        return data

@@ -92,6 +92,8 @@ class InvoiceRequest:
     * ``coupons``, ``tax_rates``, ``credit_sources``: adjustments.
     * ``previously_billed``: charges already on earlier invoices (refused again unless ``preview``).
     * ``as_of``: the computation instant (coupon redeem windows, credit expiry); None = not checked.
+    * ``credits_as_of``: the instant credit expiry is checked at instead of ``as_of`` (a period billed
+      late is paid by the credits that were live at its end); None = ``as_of``.
     Raises ``ValidationError`` naming the JSON field.
     """
 
@@ -111,6 +113,7 @@ class InvoiceRequest:
     previously_billed: frozenset[ChargeKey] = frozenset()
     as_of: datetime | None = None
     plan_display_name: str = ""
+    credits_as_of: datetime | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -177,6 +180,7 @@ class InvoiceRequest:
                     field="previously_billed",
                 )
         set_(self, "as_of", require_optional_utc(self.as_of, field="as_of"))
+        set_(self, "credits_as_of", require_optional_utc(self.credits_as_of, field="credits_as_of"))
         if not isinstance(self.plan_display_name, str):
             raise ValidationError("plan_display_name must be a string", field="plan_display_name")
 
@@ -414,7 +418,7 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
             price_types,
             remaining,
             currency=currency,
-            as_of=request.as_of,
+            as_of=request.as_of if request.credits_as_of is None else request.credits_as_of,
         )
         line_credits = credits.line_credits
         total_credits = credits.total

@@ -22,6 +22,7 @@ from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
     credit_grant_applications,
+    credit_notes,
     customers,
     direct_invoices,
     invoice_documents,
@@ -33,6 +34,10 @@ from billingkit.services import (
     payments,
     subscription_modify,
     subscriptions,
+    wallet_balances,
+    wallet_topups,
+    wallet_transactions,
+    wallets,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApiKeys",
+    "CreditNotes",
     "Customers",
     "Environments",
     "Invoices",
@@ -47,6 +53,7 @@ __all__ = [
     "Payments",
     "Subscriptions",
     "Users",
+    "Wallets",
 ]
 
 
@@ -248,3 +255,58 @@ class Payments(Area):
     update = IdRequestOp(payments.update_payment, payments.PaymentUpdate)
     delete = IdOp(payments.delete_payment)
     process = IdOp(payments.process_payment)
+
+
+#: How many times a credit note call reruns after a ``VersionConflict`` (a concurrent change of
+#: its invoice or wallet) before the conflict is answered: each rerun rechecks the capacity.
+CREDIT_NOTE_CONFLICT_RETRIES = 3
+
+
+class CreditNotes(Area):
+    """Credit notes on finalized invoices: ``create`` (finalized at once unless
+    ``process_credit_note=False``; the same request twice answers the first note), ``finalize`` a
+    draft, ``void`` a draft, ``get``, ``list``. ``REFUND`` notes pay the customer's PRE_PAID
+    wallet; ``ADJUSTMENT`` notes lower what the invoice asks. ``create`` and ``finalize`` rerun
+    on a concurrent change of the invoice, and the rerun's recheck refuses what no longer fits
+    (``InvalidOperation``, "exceeds the refundable amount"): never an over-refund."""
+
+    create = RequestOp(
+        credit_notes.create_credit_note,
+        credit_notes.CreditNoteCreate,
+        conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
+    )
+    get = IdOp(credit_notes.get_credit_note)
+    list = RequestOp(credit_notes.list_credit_notes, credit_notes.CreditNoteSearch)
+    finalize = IdRequestOp(
+        credit_notes.finalize_credit_note,
+        credit_notes.CreditNoteFinalize,
+        conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
+    )
+    void = IdOp(credit_notes.void_credit_note)
+
+
+class Wallets(Area):
+    """Customers' wallets of credits: ``create(customer_id=..., currency="usd",
+    initial_credits_to_load="50")``, ``top_up(id, credits_to_add="100",
+    transaction_reason="PURCHASED_CREDIT_DIRECT")``, ``transactions(id)`` (newest first),
+    ``terminate(id)`` (debits what is left and closes it). ``real_time_balance(id)``: the wallet's
+    balance less its customer's unpaid invoices and current-period usage charges, within its
+    allowed price types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
+
+    create = RequestOp(wallets.create_wallet, wallets.WalletCreate)
+    get = IdOp(wallets.get_wallet)
+    #: Every wallet of one customer (by customer id), oldest first.
+    list_for_customer = IdOp(wallets.wallets_of_customer)
+    #: Every wallet of one customer named by ``id`` or ``lookup_key`` (its external id).
+    for_customer = RequestOp(wallets.customer_wallets, wallets.CustomerWalletsQuery)
+    search = RequestOp(wallets.search_wallets, wallets.WalletSearch)
+    update = IdRequestOp(wallets.update_wallet, wallets.WalletUpdate)
+    terminate = IdOp(wallets.terminate_wallet)
+    top_up = IdRequestOp(wallet_topups.top_up_wallet, wallet_topups.TopUpRequest)
+    transactions = IdRequestOp(
+        wallet_transactions.list_wallet_transactions, wallet_transactions.WalletTransactionSearch
+    )
+    search_transactions = RequestOp(
+        wallet_transactions.search_wallet_transactions, wallet_transactions.WalletTransactionSearch
+    )
+    real_time_balance = IdOp(wallet_balances.get_real_time_balance)

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar, overlo
 from pydantic import BaseModel
 
 from billingkit.domain.validation import parse_input
+from billingkit.errors import VersionConflict
 
 if TYPE_CHECKING:
     from billingkit.facade.scoped import Scoped
 
-__all__ = ["Area", "Call", "IdCall", "IdOp", "IdRequestOp", "RequestOp", "ScopeArguments"]
+__all__ = ["Area", "Call", "IdCall", "IdOp", "IdRequestOp", "RequestOp", "ScopeArguments", "run_retrying"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -63,6 +64,21 @@ def _service_keywords(fn: Callable[..., Any], count: int, declaration: str) -> t
     return required
 
 
+def run_retrying(scoped: Scoped, fn: Callable[..., R], retries: int, /, **kwargs: Any) -> R:
+    """``scoped.run(fn, **kwargs)``, run again in a new unit of work (up to ``retries`` more
+    times) when it ends in a ``VersionConflict``: a concurrent change saved a resource first, and
+    the service, reading it afresh, decides again (e.g. a credit note's finalization rechecks the
+    invoice's capacity and refuses, rather than answering a bare conflict). The last conflict
+    propagates."""
+    for attempt in range(retries + 1):
+        try:
+            return scoped.run(fn, **kwargs)
+        except VersionConflict:
+            if attempt == retries:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 #: Keyword arguments a service takes from the scope rather than from the caller, e.g.
 #: ``lambda scoped: {"renewal_notice": scoped.billing.renewal_notice}``.
 ScopeArguments = Callable[["Scoped"], Mapping[str, Any]]
@@ -78,6 +94,7 @@ class _ModelOperation(Generic[P, M, R]):
         model: Callable[P, M],
         ids: int,
         scope_arguments: ScopeArguments | None,
+        conflict_retries: int = 0,
     ) -> None:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"{type(self).__name__} needs a pydantic model class, got {model!r}")
@@ -85,6 +102,7 @@ class _ModelOperation(Generic[P, M, R]):
         self.model: type[BaseModel] = model
         self.keywords = _service_keywords(fn, ids + 1, type(self).__name__)
         self.scope_arguments = scope_arguments
+        self.conflict_retries = conflict_retries
 
     def request(self, args: tuple[Any, ...], fields: dict[str, Any]) -> Any:
         """The request model from ``(model,)`` or from keyword ``fields`` (validated: a
@@ -103,7 +121,7 @@ class _ModelOperation(Generic[P, M, R]):
         kwargs = dict(zip(self.keywords, (*ids, self.request(args, fields)), strict=True))
         if self.scope_arguments is not None:
             kwargs.update(self.scope_arguments(scoped))
-        return scoped.run(self.fn, **kwargs)
+        return run_retrying(scoped, self.fn, self.conflict_retries, **kwargs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.fn.__qualname__}({self.model.__name__})>"
@@ -131,12 +149,19 @@ class Call(Generic[P, M, R]):
 
 class RequestOp(_ModelOperation[P, M, R]):
     """An operation taking one request model: ``create = RequestOp(create_x, XCreate)``.
-    ``scope_arguments`` adds keyword arguments the service takes from the scope."""
+    ``scope_arguments`` adds keyword arguments the service takes from the scope;
+    ``conflict_retries`` reruns the call that many times on a ``VersionConflict``
+    (:func:`run_retrying`)."""
 
     def __init__(
-        self, fn: Callable[..., R], model: Callable[P, M], *, scope_arguments: ScopeArguments | None = None
+        self,
+        fn: Callable[..., R],
+        model: Callable[P, M],
+        *,
+        scope_arguments: ScopeArguments | None = None,
+        conflict_retries: int = 0,
     ) -> None:
-        super().__init__(fn, model, 0, scope_arguments)
+        super().__init__(fn, model, 0, scope_arguments, conflict_retries)
 
     @overload
     def __get__(self, area: None, owner: type[Any]) -> Self: ...
@@ -169,12 +194,18 @@ class IdCall(Generic[P, M, R]):
 
 class IdRequestOp(_ModelOperation[P, M, R]):
     """An operation on one resource taking a request model:
-    ``update = IdRequestOp(update_x, XUpdate)``. The service takes the id first, then the model."""
+    ``update = IdRequestOp(update_x, XUpdate)``. The service takes the id first, then the model.
+    ``conflict_retries``: as :class:`RequestOp`'s."""
 
     def __init__(
-        self, fn: Callable[..., R], model: Callable[P, M], *, scope_arguments: ScopeArguments | None = None
+        self,
+        fn: Callable[..., R],
+        model: Callable[P, M],
+        *,
+        scope_arguments: ScopeArguments | None = None,
+        conflict_retries: int = 0,
     ) -> None:
-        super().__init__(fn, model, 1, scope_arguments)
+        super().__init__(fn, model, 1, scope_arguments, conflict_retries)
 
     @overload
     def __get__(self, area: None, owner: type[Any]) -> Self: ...
@@ -186,10 +217,11 @@ class IdRequestOp(_ModelOperation[P, M, R]):
 
 class IdOp(Generic[R]):
     """An operation taking one id or key: ``get = IdOp(get_x)``, ``delete = IdOp(delete_x)``,
-    ``get_by_code = IdOp(get_x_by_code)``."""
+    ``get_by_code = IdOp(get_x_by_code)``. ``conflict_retries``: as :class:`RequestOp`'s."""
 
-    def __init__(self, fn: Callable[..., R]) -> None:
+    def __init__(self, fn: Callable[..., R], *, conflict_retries: int = 0) -> None:
         self.fn = fn
+        self.conflict_retries = conflict_retries
         (self.keyword,) = _service_keywords(fn, 1, type(self).__name__)
 
     @overload
@@ -199,10 +231,17 @@ class IdOp(Generic[R]):
     def __get__(self, area: Area | None, owner: type[Any]) -> Self | Callable[[str], R]:
         if area is None:
             return self
-        run, fn, keyword = area._s.run, self.fn, self.keyword
+        scoped, fn, keyword, retries = area._s, self.fn, self.keyword, self.conflict_retries
+        if not retries:
+            run = scoped.run
 
-        def call(id: str, /) -> R:
-            return run(fn, **{keyword: id})
+            def call(id: str, /) -> R:
+                return run(fn, **{keyword: id})
+
+        else:
+
+            def call(id: str, /) -> R:
+                return run_retrying(scoped, fn, retries, **{keyword: id})
 
         call.__qualname__ = call.__name__ = fn.__name__
         call.__doc__ = fn.__doc__

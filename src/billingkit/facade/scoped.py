@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
 from billingkit.facade import areas, catalog, metering
-from billingkit.facade import wallets as wallet_areas
 from billingkit.ports import UnitOfWork
 
 if TYPE_CHECKING:
@@ -49,6 +48,8 @@ class Scoped:
     subscriptions = cached_property(areas.Subscriptions)
     invoices = cached_property(areas.Invoices)
     payments = cached_property(areas.Payments)
+    credit_notes = cached_property(areas.CreditNotes)
+    wallets = cached_property(areas.Wallets)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)
@@ -63,7 +64,6 @@ class Scoped:
     tax_associations = cached_property(catalog.TaxAssociations)
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
-    wallets = cached_property(wallet_areas.Wallets)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -19,6 +19,7 @@ from billingkit.http.routes import (
     coupons,
     credit_grant_applications,
     credit_grants,
+    credit_notes,
     customers,
     entitlements,
     events,
@@ -35,6 +36,7 @@ from billingkit.http.routes import (
     tax_associations,
     tax_rates,
     usage,
+    wallet_balances,
     wallets,
 )
 
@@ -83,6 +85,8 @@ def build_app(
         invoices,
         invoice_documents,
         payments,
+        credit_notes,
+        wallet_balances,
     ):
         include(module.router, "/v1")
     install_openapi(app)

@@ -35,6 +35,7 @@ from billingkit.services.coupon_associations import (
     record_applications,
     with_applications,
 )
+from billingkit.services.invoice_credits import TakenCredits, record_debits
 from billingkit.services.invoicing import (
     Charge,
     Snapshot,
@@ -159,7 +160,8 @@ def _bill_scope(
 ) -> None:
     """Bill a scope's claimed subscriptions with a few statements for all of them: one usage batch,
     one block of invoice numbers, one insert of invoices, one update of subscriptions (per set of
-    changed columns) and one insert of notifications. Renewal invoices stay DRAFT for
+    changed columns), one insert of prepaid credit debits and one update of the wallets they
+    draw from, and one insert of notifications. Renewal invoices stay DRAFT for
     ``finalization_delay`` (the invoices handler finalizes them)."""
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
@@ -169,6 +171,7 @@ def _bill_scope(
     billed: list[_Billed] = []
     drafts: list[Invoice] = []  # unnumbered, in billing order
     applications: Counter[str] = Counter()  # coupon association id -> invoices it discounted
+    taken: list[TakenCredits] = []  # the prepaid credits each invoice drew, debited below
     for sub in subs:
         if sub.id not in usage:
             continue
@@ -178,13 +181,18 @@ def _bill_scope(
         built: list[Invoice] = []
         invoiced: list[bool] = []
         applied: list[str] = []
+        took: list[TakenCredits] = []
         try:
             for charge, used in zip(charges[sub.id], usage.pop(sub.id), strict=True):
                 item = compute_invoice(charge, snapshot, used, as_of=ctx.now)
                 invoiced.append(bool(item.draft.lines))  # no lines: nothing to bill for this step
                 if item.draft.lines:
                     sequence += 1
-                    built.append(build_invoice(ctx, item, snapshot, billing_sequence=sequence))
+                    invoice = build_invoice(ctx, item, snapshot, billing_sequence=sequence)
+                    built.append(invoice)
+                    if item.draft.credit_debits:
+                        # A later invoice of this customer in the batch sees only what is left.
+                        took.append(snapshot.credits.take(item.draft.credit_debits, invoice.id))
                 if item.draft.coupon_applications:
                     # A catch-up invoice after this one sees the coupon used once more.
                     ids = applied_association_ids(item.draft.coupon_applications)
@@ -192,9 +200,11 @@ def _bill_scope(
                     current = snapshot.coupon_associations[sub.id]
                     snapshot.coupon_associations[sub.id] = with_applications(current, ids)
         except BillingError as exc:
+            snapshot.credits.give_back(took)
             _failed(report, sub, exc)
             continue
         drafts += built
+        taken += took
         applications.update(applied)
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
         billed.append(_Billed(sub, updated, plan, invoiced))
@@ -223,12 +233,13 @@ def _bill_scope(
             if updated.subscription_status is SubscriptionStatus.CANCELLED:
                 events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
     uow.invoices.add_many(stored)
+    debited = record_debits(uow, ctx, snapshot.credits, taken)
     uow.subscriptions.update_many(changes)
     record_applications(uow, ctx, applications)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored
     report.invoice_count += len(stored)
-    report.notification_count += len(events)
+    report.notification_count += len(events) + debited
 
 
 def bill_due_subscriptions(uow: UnitOfWork, items: Sequence[Record], run: DueRun) -> BatchResult:

@@ -4,7 +4,10 @@ billingkit computes the money from the lines, coupons and tax rates
 (:func:`billingkit.domain.invoice_adjustments.adjust_invoice`, reference notes §4.6); the
 request's ``subtotal``, ``total`` and ``amount_due`` (and any line discount it states) must equal
 what billingkit computes, else a ``ValidationError`` naming the field: a figure that does not add
-up is never stored. The invoice is finalized at once (numbered from the environment's gap-free
+up is never stored. Those are the figures before prepaid credits: a ``ONE_OFF`` invoice is then
+paid by the customer's PRE_PAID credits in its currency (reference notes §4.6, at computation),
+which lower ``total`` and ``amount_due`` and are debited with the invoice (decision "Credits on
+invoices"). The invoice is finalized at once (numbered from the environment's gap-free
 sequence) unless ``invoice_status: DRAFT`` is asked.
 
 Idempotency: ``idempotency_key`` is unique per environment over every invoice. The same key with
@@ -55,6 +58,7 @@ from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import redeem
 from billingkit.services.invoice_adjustments import AppliedTaxRate
+from billingkit.services.invoice_credits import invoice_line_credits, load_invoice_credits, record_debits
 from billingkit.services.invoice_sources import direct_sources
 from billingkit.services.invoice_updates import recompute_adjustments
 from billingkit.services.invoicing import number_invoices
@@ -123,9 +127,11 @@ class InvoiceLineCreate(InputModel):
 
 class InvoiceCreate(InputModel):
     """The reference's CreateInvoiceRequest. ``subtotal``, ``total`` and ``amount_due`` are
-    required and checked against what billingkit computes; ``total_prepaid_applied``, when given,
-    must be 0 (prepaid credits come with wallets). ``amount_paid`` records a payment on the
-    finalized invoice. ``invoice_number`` is refused (numbers come from the sequence)."""
+    required and checked against what billingkit computes before prepaid credits; a ``ONE_OFF``
+    invoice is then paid by the customer's PRE_PAID credits (``CREDIT`` invoices, wallet purchases,
+    never are), and ``total_prepaid_applied``, when given, must equal what they pay.
+    ``amount_paid`` records a payment on the finalized invoice. ``invoice_number`` is refused
+    (numbers come from the sequence)."""
 
     not_supported: ClassVar[frozenset[str]] = frozenset(
         {"invoice_number", "prepared_tax_rates", "payment_status"}
@@ -180,11 +186,6 @@ def _check_request(request: InvoiceCreate) -> None:
     if request.invoice_status not in (None, InvoiceStatus.DRAFT, InvoiceStatus.FINALIZED):
         raise ValidationError(
             "a direct invoice is created DRAFT or FINALIZED (the default)", field="invoice_status"
-        )
-    if request.total_prepaid_applied is not None and request.total_prepaid_applied != ZERO:
-        raise ValidationError(
-            "this version applies no prepaid credits to direct invoices: total_prepaid_applied must be 0",
-            field="total_prepaid_applied",
         )
     if request.period_start and request.period_end and request.period_end <= request.period_start:
         raise ValidationError("period_end must be after period_start", field="period_end")
@@ -303,6 +304,22 @@ def _check_figures(request: InvoiceCreate, invoice: Invoice) -> None:
             )
 
 
+def _check_prepaid(request: InvoiceCreate, invoice: Invoice) -> None:
+    """A stated ``total_prepaid_applied`` equals what the customer's credits pay, else
+    ``ValidationError`` naming it."""
+    stated = request.total_prepaid_applied
+    if stated is not None and stated != invoice.total_prepaid_credits_applied:
+        raise ValidationError(
+            f"total_prepaid_applied {stated} does not match the {invoice.total_prepaid_credits_applied} "
+            "the customer's prepaid credits pay",
+            field="total_prepaid_applied",
+            details={
+                "computed": str(invoice.total_prepaid_credits_applied),
+                "provided_value": str(stated),
+            },
+        )
+
+
 def _existing(uow: UnitOfWork, key: str, fingerprint: str) -> Invoice | None:
     found = uow.invoices.find_one(include_archived=True, idempotency_key=key)
     if found is not None and found.request_fingerprint != fingerprint:
@@ -376,6 +393,30 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate, tax
         given_association_ids={(c.coupon.id, c.line_id): c.association_id for c in named},
     )
     _check_figures(request, computed)
+    credits = (
+        load_invoice_credits(uow, [customer.id]) if request.invoice_type is InvoiceType.ONE_OFF else None
+    )
+    paid = invoice_line_credits(credits, computed, as_of=ctx.now) if credits is not None else None
+    if paid is not None:
+        # Prepaid credits pay the lines after their discounts (reference notes §4.6: ONE_OFF
+        # invoices at computation); the totals are computed again with them.
+        computed = recompute_adjustments(
+            ctx,
+            computed.model_copy(
+                update={
+                    "line_items": tuple(
+                        line.model_copy(update={"prepaid_credits_applied": credit})
+                        for line, credit in zip(computed.line_items, paid.line_credits, strict=True)
+                    ),
+                    "total_prepaid_credits_applied": paid.total,
+                }
+            ),
+            invoice_coupon_associations(named, start),
+            rates,
+            coupons=stored,
+            given_association_ids={(c.coupon.id, c.line_id): c.association_id for c in named},
+        )
+    _check_prepaid(request, computed)
     try:
         uow.invoices.add(computed)
     except AlreadyExists:
@@ -383,6 +424,8 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate, tax
         if key is not None and (found := _existing(uow, key, fingerprint)) is not None:
             return found
         raise
+    if paid is not None and credits is not None:
+        record_debits(uow, ctx, credits, [credits.take(paid.source_debits, computed.id)])
     _redeem(uow, ctx, computed)
     invoice = computed
     if request.invoice_status is not InvoiceStatus.DRAFT:

@@ -15,9 +15,10 @@ handler; credit grant applications
 (:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the second, so a
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
-the third: the first run at or after a draft's ``finalize_at`` finalizes it. New timed work
-(schedules, credit expiries, webhook deliveries, ...) declares its ``due_at`` and adds its handler
-here: no new port method, adapter code or loop.
+the third: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fourth. New
+timed work (schedules, webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
+no new port method, adapter code or loop.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
+from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
 
@@ -54,6 +56,8 @@ HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
         # After billing: a period's closing invoice is computed before the next period's credits land.
         "credit_grant_applications": apply_due_applications,
         "invoices": finalize_due_invoices,
+        # Last: a period billed in this run no longer holds its customer's expiries.
+        "wallets": expire_due_credits,
     }
 )
 

@@ -63,7 +63,7 @@ def invoice_adjustment_sources(uow: UnitOfWork, invoice: Invoice, *, at: datetim
         sub = uow.subscriptions.find(invoice.subscription_id)
         if sub is None:
             return Adjustments((), {}, ())
-        snapshot = load_snapshot(uow, [sub], at=at)
+        snapshot = load_snapshot(uow, [sub], at=at, credits=False)
         return Adjustments(
             snapshot.coupon_associations.get(sub.id, ()),
             snapshot.coupons,

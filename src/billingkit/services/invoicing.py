@@ -59,6 +59,12 @@ from billingkit.services.invoice_adjustments import (
     coupon_application_records,
     tax_application_records,
 )
+from billingkit.services.invoice_credits import (
+    InvoiceCredits,
+    credits_instant,
+    load_invoice_credits,
+    record_debits,
+)
 from billingkit.services.line_terms import (
     arrear_window,
     commitment_terms,
@@ -129,6 +135,9 @@ class Snapshot:
     # window (only subscriptions with one); :func:`compute_invoice` adds each draft it computes,
     # so a catch-up counts the earlier periods of the same batch too
     committed_usage: dict[str, list[CommittedUsage]] = field(default_factory=dict)
+    # the customers' PRE_PAID wallets and their lots (credits left), shrunk by each invoice the
+    # batch issues (:meth:`InvoiceCredits.take`); empty when loaded without credits
+    credits: InvoiceCredits = field(default_factory=InvoiceCredits)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -173,9 +182,12 @@ def _by_ids(repo: Repository[R], ids: Iterable[str]) -> dict[str, R]:
     return {item.id: item for item in repo.find_many(ids)}
 
 
-def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime) -> Snapshot:
+def load_snapshot(
+    uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime, credits: bool = True
+) -> Snapshot:
     """What ``subscriptions`` (of the unit of work's scope) are priced with when their invoices are
-    computed at ``at`` (the tax associations in force then)."""
+    computed at ``at`` (the tax associations in force then); with ``credits``, also their customers'
+    prepaid credits (:func:`~billingkit.services.invoice_credits.load_invoice_credits`)."""
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
@@ -194,6 +206,8 @@ def load_snapshot(uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at:
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
+    if credits:
+        snapshot.credits = load_invoice_credits(uow, (sub.customer_id for sub in subscriptions))
     return snapshot
 
 
@@ -362,6 +376,8 @@ def _request(
         tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
         plan_display_name=plan_name,
+        credit_sources=snapshot.credits.sources(sub.customer_id, sub.currency),
+        credits_as_of=credits_instant(charge.reference_point, charge.period.end, as_of),
     )
 
 
@@ -521,11 +537,24 @@ def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
     )
 
 
-def issue_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> Invoice:
+def issue_invoice(
+    uow: UnitOfWork,
+    ctx: Context,
+    invoice: Invoice,
+    *,
+    computed: ComputedInvoice | None = None,
+    snapshot: Snapshot | None = None,
+) -> Invoice:
     """Finalize (:func:`number_invoices`), store, and record its notification
-    (:func:`invoice_event`). ``AlreadyExists`` if the subscription already has an invoice for this
-    period and billing reason (nothing is written then: the caller's unit of work rolls back)."""
+    (:func:`invoice_event`). With the ``computed`` draft ``invoice`` was built from and its
+    ``snapshot``, the prepaid credits the draft applied are debited in the same unit of work
+    (:func:`~billingkit.services.invoice_credits.record_debits`). ``AlreadyExists`` if the
+    subscription already has an invoice for this period and billing reason (nothing is written
+    then: the caller's unit of work rolls back)."""
     (issued,) = number_invoices(uow, ctx, [invoice])
     uow.invoices.add(issued)
+    if computed is not None and snapshot is not None and computed.draft.credit_debits:
+        taken = snapshot.credits.take(computed.draft.credit_debits, issued.id)
+        record_debits(uow, ctx, snapshot.credits, [taken])
     notifications.record_many(uow, ctx, [invoice_event(ctx, issued)])
     return issued

@@ -193,6 +193,7 @@ def open_subscription(
     if not computed.draft.lines:
         return sub
     sequence = sub.billing_sequence + 1
-    issue_invoice(uow, ctx, build_invoice(ctx, computed, snapshot, billing_sequence=sequence))
+    invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sequence)
+    issue_invoice(uow, ctx, invoice, computed=computed, snapshot=snapshot)
     record_applications(uow, ctx, count_applications(computed.draft.coupon_applications))
     return sub.model_copy(update={"billing_sequence": sequence})

@@ -12,19 +12,21 @@ build their keys with :func:`billingkit.domain.wallets.movement_key`.
   :func:`settle`). The same key twice answers with the first row and moves nothing.
 - :func:`lots`: the completed credit rows of wallets with the credits left on each.
 - :func:`debit`: take credits from named lots (:class:`~billingkit.domain.wallets.Draw`), one debit
-  row per lot drawn from, each naming its lot in ``source_transaction_id``.
+  row per lot drawn from, each naming its lot in ``source_transaction_id``; :func:`debit_many` the
+  same for many wallets and causes in a few statements (a billing run's invoice credits).
 - :func:`prepaid_wallet`: the customer's active PRE_PAID wallet in a currency, made if missing.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import cast
 
+from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.wallets import (
     Draw,
@@ -48,7 +50,17 @@ from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.records import list_where_in
 
-__all__ = ["Movement", "credit", "debit", "lots", "move_balance", "prepaid_wallet", "settle"]
+__all__ = [
+    "Debit",
+    "Movement",
+    "credit",
+    "debit",
+    "debit_many",
+    "lots",
+    "move_balance",
+    "prepaid_wallet",
+    "settle",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +95,14 @@ def move_balance(
     return uow.wallets.update(moved, expected_version=wallet.version)
 
 
-def _notify(
-    uow: UnitOfWork,
+def _events(
     ctx: Context,
     event_type: str,
     rows: Sequence[WalletTransaction],
     wallet: Wallet,
     before: Decimal,
-) -> None:
+) -> list[NotificationEvent]:
+    """One ``event_type`` notification per row, each with the wallet's balance before and after it."""
     events = []
     balance = before
     for row in rows:
@@ -103,7 +115,18 @@ def _notify(
             )
         events.append(notifications.notification(ctx, event_type, row, wallet.currency, balance, after))
         balance = after
-    notifications.record_many(uow, ctx, events)
+    return events
+
+
+def _notify(
+    uow: UnitOfWork,
+    ctx: Context,
+    event_type: str,
+    rows: Sequence[WalletTransaction],
+    wallet: Wallet,
+    before: Decimal,
+) -> None:
+    notifications.record_many(uow, ctx, _events(ctx, event_type, rows, wallet, before))
 
 
 def credit(
@@ -216,8 +239,7 @@ def lots(uow: UnitOfWork, wallet_ids: Iterable[str]) -> dict[str, list[Lot]]:
     return found
 
 
-def debit(
-    uow: UnitOfWork,
+def _debit_rows(
     ctx: Context,
     wallet: Wallet,
     draws: Sequence[Draw],
@@ -225,19 +247,13 @@ def debit(
     reason: TransactionReason,
     cause: str,
     parts: Sequence[str],
-    reference_type: TransactionReferenceType | None = None,
-    reference_id: str | None = None,
-    description: str | None = None,
-    metadata: dict[str, str] | None = None,
-) -> Movement:
-    """Take each draw's credits from its lot of ``wallet``: one debit row per draw, keyed
-    ``movement_key(cause, *parts, <lot id>)``, and the balance moved by their sum.
-
-    A draw larger than its lot's credits left is ``ValidationError``; a key already stored is
-    ``AlreadyExists`` (the cause was applied already; nothing written). Draws of nothing are
-    skipped. Raises ``InvalidOperation`` for a closed wallet.
-    """
-    _check_open(wallet)
+    reference_type: TransactionReferenceType | None,
+    reference_id: str | None,
+    description: str | None,
+    metadata: dict[str, str] | None,
+) -> list[WalletTransaction]:
+    """The debit rows of ``draws`` from ``wallet``'s lots (draws of nothing left out); a draw
+    from another wallet's lot or beyond its lot's credits left is ``ValidationError``."""
     rows = []
     for draw in draws:
         if draw.credits <= 0:
@@ -267,6 +283,43 @@ def debit(
                 metadata=metadata or {},
             )
         )
+    return rows
+
+
+def debit(
+    uow: UnitOfWork,
+    ctx: Context,
+    wallet: Wallet,
+    draws: Sequence[Draw],
+    *,
+    reason: TransactionReason,
+    cause: str,
+    parts: Sequence[str],
+    reference_type: TransactionReferenceType | None = None,
+    reference_id: str | None = None,
+    description: str | None = None,
+    metadata: dict[str, str] | None = None,
+) -> Movement:
+    """Take each draw's credits from its lot of ``wallet``: one debit row per draw, keyed
+    ``movement_key(cause, *parts, <lot id>)``, and the balance moved by their sum.
+
+    A draw larger than its lot's credits left is ``ValidationError``; a key already stored is
+    ``AlreadyExists`` (the cause was applied already; nothing written). Draws of nothing are
+    skipped. Raises ``InvalidOperation`` for a closed wallet.
+    """
+    _check_open(wallet)
+    rows = _debit_rows(
+        ctx,
+        wallet,
+        draws,
+        reason=reason,
+        cause=cause,
+        parts=parts,
+        reference_type=reference_type,
+        reference_id=reference_id,
+        description=description,
+        metadata=metadata,
+    )
     if not rows:
         return Movement(wallet, (), True)
     uow.wallet_transactions.add_many(rows)
@@ -274,6 +327,75 @@ def debit(
     wallet = move_balance(uow, ctx, wallet, -sum((row.credit_amount for row in rows), Decimal(0)))
     _notify(uow, ctx, "wallet.transaction.created", rows, wallet, before)
     return Movement(wallet, tuple(rows), True)
+
+
+@dataclass(frozen=True, slots=True)
+class Debit:
+    """One cause's debit of wallet ``wallet_id`` for :func:`debit_many`: ``draws`` from its lots,
+    keyed ``movement_key(cause, *parts, <lot id>)``, naming ``reference_id``."""
+
+    wallet_id: str
+    draws: Sequence[Draw]
+    parts: Sequence[str]
+    reference_id: str | None = None
+
+
+def debit_many(
+    uow: UnitOfWork,
+    ctx: Context,
+    wallets: Mapping[str, Wallet],
+    debits: Sequence[Debit],
+    *,
+    reason: TransactionReason,
+    cause: str,
+    reference_type: TransactionReferenceType | None = None,
+) -> dict[str, Wallet]:
+    """:func:`debit` for many wallets and causes at once (a billing run's invoices): every row in
+    one insert, each wallet moved by the sum of its rows and saved once, at the version it was
+    read at (one update for all; ``VersionConflict`` when another movement saved one since), and
+    one insert of notifications. ``wallets`` holds each debited wallet by id, as read; several
+    debits of one wallet draw from its lots as the caller left them after each (so their lots'
+    ``credits_left`` already count the earlier draws). Returns the saved wallets by id.
+
+    Raises as :func:`debit` (``AlreadyExists`` for a key already stored: nothing written).
+    """
+    rows: list[WalletTransaction] = []
+    by_wallet: dict[str, list[WalletTransaction]] = {}
+    for one in debits:
+        wallet = wallets[one.wallet_id]
+        _check_open(wallet)
+        made = _debit_rows(
+            ctx,
+            wallet,
+            one.draws,
+            reason=reason,
+            cause=cause,
+            parts=one.parts,
+            reference_type=reference_type,
+            reference_id=one.reference_id,
+            description=None,
+            metadata=None,
+        )
+        rows += made
+        by_wallet.setdefault(wallet.id, []).extend(made)
+    if not rows:
+        return {}
+    uow.wallet_transactions.add_many(rows)
+    changes = []
+    touch = ctx.touch()
+    for wallet_id, moved in by_wallet.items():
+        wallet = wallets[wallet_id]
+        taken = sum((row.credit_amount for row in moved), Decimal(0))
+        changes.append(
+            (wallet, wallet.model_copy(update={"credit_balance": wallet.credit_balance - taken, **touch}))
+        )
+    saved = {wallet.id: wallet for wallet in uow.wallets.update_many(changes)}
+    events: list[NotificationEvent] = []
+    for wallet_id, moved in by_wallet.items():
+        before = wallets[wallet_id].credit_balance
+        events += _events(ctx, "wallet.transaction.created", moved, saved[wallet_id], before)
+    notifications.record_many(uow, ctx, events)
+    return saved
 
 
 def prepaid_wallet(
