@@ -4,8 +4,12 @@ PostgreSQL), through the public API with a test clock.
 Plan Pro: 20.00 a month in advance, 0.10 an API call in arrears, and 100 credits every month that
 expire with the billing period (``BILLING_CYCLE``). Ada subscribes on 15 Jan 2024 10:00 UTC; her
 periods are [15 Jan, 15 Feb), [15 Feb, 15 Mar), [15 Mar, 15 Apr). At each period start she is
-granted 100 credits expiring at that period's end. (The credits paying her usage invoices, and
-their expiry, are checked where those are built.)
+granted 100 credits expiring at that period's end. Each period's usage invoice, issued at the
+period's end, is paid by that period's credits (the USAGE line only: the wallet the grant made
+allows USAGE prices), and what is left of them expires then:
+
+    period 1: 300 calls = 30.00 -> 30 credits paid, 20.00 (next month's fee) due, 70 credits expire
+    period 2: 450 calls = 45.00 -> 45 credits paid, 20.00 due, 55 credits expire
 """
 
 from __future__ import annotations
@@ -119,3 +123,49 @@ def test_a_monthly_grant_gives_100_credits_each_period_expiring_with_it(storage:
     ]
     assert [row.id for row in grants] == [c.wallet_transaction_id for c in cgas[:3]]
     assert [row.reference_id for row in grants] == [c.id for c in cgas[:3]]
+
+    # The usage invoices of periods 1 and 2 were paid by their periods' credits.
+    closing = sorted(
+        (
+            i
+            for i in s.invoices.list(subscription_id=sub.id).items
+            if i.billing_reason == "SUBSCRIPTION_CYCLE" and i.period_start in (P1, P2)
+        ),
+        key=lambda i: i.period_start,
+    )
+    assert [(i.period_start, i.subtotal, i.total_prepaid_credits_applied, i.amount_due) for i in closing] == [
+        (P1, D("50.00"), D("30.00"), D("20.00")),
+        (P2, D("65.00"), D("45.00"), D("20.00")),
+    ]
+    usage_lines = [line for i in closing for line in i.line_items if line.price_type == "USAGE"]
+    assert [(line.amount, line.prepaid_credits_applied) for line in usage_lines] == [
+        (D("30.00"), D("30.00")),
+        (D("45.00"), D("45.00")),
+    ]
+
+    # What the periods left waits: an unpaid invoice covers each grant's creation, so its expiry is
+    # postponed (reference notes §6.2). Once Ada pays, the worker expires it.
+    def debits() -> list[tuple[TransactionReason, Decimal, str | None]]:
+        with billing.storage.unit_of_work(s.tenant_id, s.environment_id) as uow:
+            found = uow.wallet_transactions.list(ListQuery(sort=order, limit=100)).items
+        return [
+            (row.transaction_reason, row.credit_amount, row.source_transaction_id)
+            for row in found
+            if row.type is TransactionType.DEBIT
+        ]
+
+    assert debits() == [
+        (TransactionReason.CREDIT_ADJUSTMENT, D(30), grants[0].id),
+        (TransactionReason.CREDIT_ADJUSTMENT, D(45), grants[1].id),
+    ]
+    assert s.wallets.real_time_balance(wallet.id).wallet.credit_balance == D(225)  # 100 + 70 + 55 waiting
+    for invoice in s.invoices.list(subscription_id=sub.id).items:
+        if invoice.amount_remaining > 0:
+            s.invoices.update_payment(invoice.id, payment_status="SUCCEEDED")
+    clock.advance(minutes=30)
+    assert billing.run_due().failures == []
+    assert debits()[2:] == [
+        (TransactionReason.CREDIT_EXPIRED, D(70), grants[0].id),
+        (TransactionReason.CREDIT_EXPIRED, D(55), grants[1].id),
+    ]
+    assert s.wallets.real_time_balance(wallet.id).wallet.credit_balance == D(100)  # the third period's

@@ -95,9 +95,12 @@ def test_covers_is_half_open_and_an_open_end_covers_everything_after() -> None:
     assert covers((start, None), start + 1000 * DAY)
 
 
-def test_credits_instant_is_the_closing_periods_end_when_billed_late() -> None:
+def test_credits_instant_is_the_closing_periods_last_instant_when_billed_at_or_after_its_end() -> None:
     end = NOW - DAY
-    assert credits_instant("period_end", end, NOW) == end
+    last = end - timedelta(microseconds=1)
+    assert credits_instant("period_end", end, NOW) == last
+    # Billed at the very end: credits expiring exactly then (a BILLING_CYCLE grant) still pay.
+    assert credits_instant("period_end", NOW, NOW) == NOW - timedelta(microseconds=1)
     assert credits_instant("period_end", NOW + DAY, NOW) == NOW  # an end ahead: now
     assert credits_instant("period_start", end, NOW) == NOW
     assert credits_instant("preview", end, NOW) == NOW

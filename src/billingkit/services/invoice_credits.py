@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from billingkit.domain.credits import CreditResult, CreditSource, apply_credits
@@ -213,9 +213,15 @@ def invoice_line_credits(
 
 def credits_instant(reference_point: str, period_end: datetime, now: datetime) -> datetime:
     """The instant an invoice's credits must still be live at: for a closing period (``period_end``
-    reference point) its end when that is past, so a period billed late is paid by the credits
-    that were live through it (the expiry worker waits for such a billing, see
+    reference point) billed at or after its end, the period's last instant, so the period is paid
+    by the credits that were live through it, those expiring exactly at its end included (a
+    ``BILLING_CYCLE`` grant of [15 Jan, 15 Feb) expires at 15 Feb and pays the usage invoice
+    issued at 15 Feb; the expiry worker waits for such a billing, see
     :mod:`billingkit.domain.credit_expiry`); otherwise ``now``."""
-    if reference_point == "period_end" and period_end < now:
-        return period_end
+    if reference_point == "period_end" and period_end <= now:
+        return period_end - _LAST_INSTANT
     return now
+
+
+#: A period ``[start, end)`` ends just before ``end``: its last instant is ``end`` less this.
+_LAST_INSTANT = timedelta(microseconds=1)
