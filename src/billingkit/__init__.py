@@ -97,6 +97,16 @@ from billingkit.domain.subscriptions import (
     SubscriptionType,
 )
 from billingkit.domain.usage import AggregationType, BucketSize
+from billingkit.domain.wallets import (
+    TransactionReason,
+    TransactionStatus,
+    TransactionType,
+    Wallet,
+    WalletPriceType,
+    WalletStatus,
+    WalletTransaction,
+    WalletType,
+)
 from billingkit.errors import (
     AlreadyExists,
     BillingError,
@@ -224,10 +234,18 @@ __all__ = [
     "TestClock",
     "TierMode",
     "TooManyRequests",
+    "TransactionReason",
+    "TransactionStatus",
+    "TransactionType",
     "Unauthorized",
     "UsageResetPeriod",
     "ValidationError",
     "VersionConflict",
+    "Wallet",
+    "WalletPriceType",
+    "WalletStatus",
+    "WalletTransaction",
+    "WalletType",
     "Worker",
 ]
 

@@ -223,10 +223,18 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "TestClock",
         "TierMode",
         "TooManyRequests",
+        "TransactionReason",
+        "TransactionStatus",
+        "TransactionType",
         "Unauthorized",
         "UsageResetPeriod",
         "ValidationError",
         "VersionConflict",
+        "Wallet",
+        "WalletPriceType",
+        "WalletStatus",
+        "WalletTransaction",
+        "WalletType",
         "Worker",
     ]
     for name in billingkit.__all__:

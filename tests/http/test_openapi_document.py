@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pkgutil
 from importlib import import_module
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from fastapi.testclient import TestClient
 
@@ -48,6 +48,10 @@ def test_every_success_answer_has_a_strict_schema(client: TestClient) -> None:
                 assert "content" not in response, (method, path)
                 continue
             schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+            if schema.get("type") == "array":
+                # The reference answers a few lists as plain arrays (a customer's wallets): each
+                # item must then be a strict schema.
+                schema = schema.get("items", {})
             if "$ref" not in schema:
                 missing.append(f"{method.upper()} {path} {status}")
                 continue
@@ -107,6 +111,8 @@ def test_every_route_answers_through_a_wire_model() -> None:
         if route.status_code == 204:
             continue
         model = route.response_model
+        if get_origin(model) is list:  # a plain array of answers, as the reference has a few
+            (model,) = get_args(model)
         assert isinstance(model, type) and issubclass(model, WireModel), (route.path, model)
 
 

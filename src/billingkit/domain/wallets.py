@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from billingkit.domain.catalog.features import AlertSettings
 from billingkit.domain.money import quantize_exponent
@@ -41,6 +41,8 @@ __all__ = [
     "CREDIT_EXPONENT",
     "AlertState",
     "AutoTopup",
+    "AutoTopupCooldown",
+    "CooldownUnit",
     "Draw",
     "Lot",
     "TransactionReason",
@@ -79,7 +81,9 @@ def credits_for(amount: Decimal, conversion_rate: Decimal) -> Decimal:
     half up: ``credits_for(Decimal("10.00"), Decimal("0.5"))`` is ``Decimal("20")``."""
     if conversion_rate <= 0:
         raise ValidationError("conversion_rate must be greater than 0", field="conversion_rate")
-    return (amount / conversion_rate).quantize(CREDIT_EXPONENT, rounding=ROUND_HALF_UP).normalize()
+    credits = (amount / conversion_rate).quantize(CREDIT_EXPONENT, rounding=ROUND_HALF_UP)
+    # Without trailing zeros, and never in exponent form (20, not 2E+1).
+    return Decimal(format(credits.normalize(), "f"))
 
 
 class TransactionType(StrEnum):
@@ -263,15 +267,42 @@ class WalletConfig(_Part):
         return frozenset(t.value for t in self.allowed_price_types)
 
 
+class CooldownUnit(StrEnum):
+    SECOND = "second"
+    MINUTE = "minute"
+    HOUR = "hour"
+    DAY = "day"
+
+
+class AutoTopupCooldown(_Part):
+    """A wait of ``value`` ``unit`` s (the reference's ``types.Duration``)."""
+
+    unit: CooldownUnit = CooldownUnit.SECOND
+    value: Annotated[int, Field(ge=0, le=2_147_483_647)] = 0
+
+
 class AutoTopup(_Part):
     """Top the wallet up by ``amount`` credits when its balance falls below ``threshold``
-    (``invoicing``: as an invoiced purchase), at most once per ``cooldown`` seconds."""
+    (``invoicing``: as an invoiced purchase), at most once per ``cooldown``. Stored as given;
+    nothing acts on it yet (see docs/decisions.md). ``threshold`` and ``amount`` are JSON numbers
+    on the reference's wire: a number is read as the decimal it is written as (``10.5``), a
+    decimal string is read exactly."""
 
     enabled: bool = False
     threshold: DecimalText | None = None
     amount: DecimalText | None = None
     invoicing: bool = False
-    cooldown: int | None = None
+    cooldown: AutoTopupCooldown | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_as_written(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {
+                key: str(value) if key in ("threshold", "amount") and isinstance(value, float) else value
+                for key, value in data.items()
+            }
+        return data
 
 
 class AlertState(StrEnum):

@@ -35,6 +35,9 @@ from billingkit.services import (
     subscription_modify,
     subscriptions,
     wallet_balances,
+    wallet_topups,
+    wallet_transactions,
+    wallets,
 )
 
 if TYPE_CHECKING:
@@ -283,8 +286,27 @@ class CreditNotes(Area):
 
 
 class Wallets(Area):
-    """Customers' wallets of prepaid credits. ``real_time_balance(id)``: the wallet's balance less
-    its customer's unpaid invoices and current-period usage charges, within its allowed price
-    types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
+    """Customers' wallets of credits: ``create(customer_id=..., currency="usd",
+    initial_credits_to_load="50")``, ``top_up(id, credits_to_add="100",
+    transaction_reason="PURCHASED_CREDIT_DIRECT")``, ``transactions(id)`` (newest first),
+    ``terminate(id)`` (debits what is left and closes it). ``real_time_balance(id)``: the wallet's
+    balance less its customer's unpaid invoices and current-period usage charges, within its
+    allowed price types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
 
+    create = RequestOp(wallets.create_wallet, wallets.WalletCreate)
+    get = IdOp(wallets.get_wallet)
+    #: Every wallet of one customer (by customer id), oldest first.
+    list_for_customer = IdOp(wallets.wallets_of_customer)
+    #: Every wallet of one customer named by ``id`` or ``lookup_key`` (its external id).
+    for_customer = RequestOp(wallets.customer_wallets, wallets.CustomerWalletsQuery)
+    search = RequestOp(wallets.search_wallets, wallets.WalletSearch)
+    update = IdRequestOp(wallets.update_wallet, wallets.WalletUpdate)
+    terminate = IdOp(wallets.terminate_wallet)
+    top_up = IdRequestOp(wallet_topups.top_up_wallet, wallet_topups.TopUpRequest)
+    transactions = IdRequestOp(
+        wallet_transactions.list_wallet_transactions, wallet_transactions.WalletTransactionSearch
+    )
+    search_transactions = RequestOp(
+        wallet_transactions.search_wallet_transactions, wallet_transactions.WalletTransactionSearch
+    )
     real_time_balance = IdOp(wallet_balances.get_real_time_balance)

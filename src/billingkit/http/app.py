@@ -37,6 +37,7 @@ from billingkit.http.routes import (
     tax_rates,
     usage,
     wallet_balances,
+    wallets,
 )
 
 __all__ = ["build_app"]
@@ -67,8 +68,9 @@ def build_app(
         labels.add_router(router, prefix)
 
     include(operator_router)
-    # price_units before prices: "/prices/units" must not be taken for a price id.
-    routers = (customers, access, plans, addons, price_units, prices, groups, meters, features)
+    # price_units before prices: "/prices/units" must not be taken for a price id; wallets before
+    # customers: "/customers/wallets" must not be taken for a customer id.
+    routers = (wallets, customers, access, plans, addons, price_units, prices, groups, meters, features)
     for module in (
         *routers,
         entitlements,

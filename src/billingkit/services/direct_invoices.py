@@ -330,9 +330,10 @@ def _existing(uow: UnitOfWork, key: str, fingerprint: str) -> Invoice | None:
     return found
 
 
-def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate) -> Invoice:
+def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate, taxed: bool = True) -> Invoice:
     """Create a direct invoice (see the module docstring); ``invoice.update.finalized`` when it is
-    finalized, ``invoice.update`` for a draft.
+    finalized, ``invoice.update`` for a draft. ``taxed=False`` (billingkit's own invoices that sell
+    wallet credits) applies no tax rate, not even the customer's tax associations.
 
     Raises ``NotFound`` (customer, subscription, coupon); ``ValidationError`` naming the field for
     a figure that does not add up, an unknown tax rate, an unredeemable coupon;
@@ -353,7 +354,7 @@ def create_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoiceCreate) -> 
             )
     lines = _lines(ctx, request)
     named, stored = _coupons(uow, ctx, request, lines)
-    rates = _tax_rates(uow, ctx, request, customer.id)
+    rates = _tax_rates(uow, ctx, request, customer.id) if taxed else []
     invoice_id = ctx.ids.new("inv")
     issued_at = ctx.now
     draft = Invoice(

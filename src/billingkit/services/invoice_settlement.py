@@ -1,11 +1,13 @@
 """What follows when an invoice's money settles, whoever settled it (a payment, a hand-recorded
 payment status, a void): an invoice that sold wallet credits (``metadata.wallet_transaction_id``,
-a ``PURCHASED_CREDIT_INVOICED`` top-up) lands them when it is paid in full and drops them when it
-is voided. Each step is idempotent, so calling it again for the same invoice changes nothing."""
+a ``PURCHASED_CREDIT_INVOICED`` top-up, and the bonus earned with it) lands them when it is paid
+in full and drops them when it is voided. Each step is idempotent, so calling it again for the
+same invoice changes nothing."""
 
 from __future__ import annotations
 
 from billingkit.domain.invoices import Invoice, InvoiceStatus, PaymentStatus
+from billingkit.domain.wallet_topups import bonus_key
 from billingkit.domain.wallets import TransactionStatus
 from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
@@ -19,17 +21,30 @@ PURCHASE_KEY = "wallet_transaction_id"
 _PAID = frozenset({PaymentStatus.SUCCEEDED, PaymentStatus.OVERPAID})
 
 
+def _sold(uow: UnitOfWork, purchase: str) -> list[str]:
+    """The pending rows the purchase ``purchase`` sold: the purchase, then its bonus if any."""
+    rows = [purchase]
+    bonus = uow.wallet_transactions.find_one(include_archived=True, idempotency_key=bonus_key(purchase))
+    if bonus is not None:
+        rows.append(bonus.id)
+    return rows
+
+
 def invoice_paid(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
-    """``invoice`` (as saved) may now be paid in full: land the credits it sold, once."""
+    """``invoice`` (as saved) may now be paid in full: land the credits it sold (and the bonus
+    earned with them), once."""
     purchase = invoice.metadata.get(PURCHASE_KEY)
     if purchase and invoice.payment_status in _PAID and invoice.invoice_status is InvoiceStatus.FINALIZED:
-        wallet_ledger.settle(uow, ctx, purchase, TransactionStatus.COMPLETED)
+        for row_id in _sold(uow, purchase):
+            wallet_ledger.settle(uow, ctx, row_id, TransactionStatus.COMPLETED)
 
 
 def invoice_voided(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
-    """``invoice`` (as saved) was voided: the credits it sold and never landed fail, once."""
+    """``invoice`` (as saved) was voided: the credits it sold (and their bonus) never landed
+    fail, once."""
     purchase = invoice.metadata.get(PURCHASE_KEY)
     if purchase:
-        row = uow.wallet_transactions.get(purchase)
-        if row.transaction_status is TransactionStatus.PENDING:
-            wallet_ledger.settle(uow, ctx, purchase, TransactionStatus.FAILED)
+        for row_id in _sold(uow, purchase):
+            row = uow.wallet_transactions.get(row_id)
+            if row.transaction_status is TransactionStatus.PENDING:
+                wallet_ledger.settle(uow, ctx, row_id, TransactionStatus.FAILED)

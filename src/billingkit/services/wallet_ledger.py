@@ -146,11 +146,14 @@ def credit(
     parent_transaction_id: str | None = None,
     description: str | None = None,
     metadata: dict[str, str] | None = None,
+    transaction_id: str | None = None,
 ) -> Movement:
     """Add ``credits`` (> 0) to ``wallet`` for ``reason``, under movement key ``key``.
 
     ``amount`` is their worth in the wallet's currency (default: at the wallet's
-    ``conversion_rate``). A ``pending`` credit moves no balance until :func:`settle`. The key
+    ``conversion_rate``). ``transaction_id`` is the new row's id when the caller had to name it
+    first (an invoice selling the credits names the row in its metadata); default a new id.
+    A ``pending`` credit moves no balance until :func:`settle`. The key
     already stored -> that row, nothing moved (``created=False``); a key stored for another wallet
     is ``AlreadyExists``. Raises ``InvalidOperation`` for a closed wallet, ``ValidationError`` for
     credits not above zero.
@@ -168,7 +171,7 @@ def credit(
         raise ValidationError(f"credits to add must be greater than 0, not {credits}", field="credits")
     worth = amount if amount is not None else credits_value(credits, wallet.conversion_rate, wallet.currency)
     row = WalletTransaction(
-        id=ctx.ids.new("wtx"),
+        id=transaction_id or ctx.ids.new("wtx"),
         **ctx.stamp(),
         wallet_id=wallet.id,
         customer_id=wallet.customer_id,

@@ -241,7 +241,12 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "name": f"Wallet {n}",
             "conversion_rate": "0.5",
             "config": {"allowed_price_types": ["USAGE"]},
-            "auto_topup": {"enabled": True, "threshold": "5", "amount": "100", "cooldown": 3600},
+            "auto_topup": {
+                "enabled": True,
+                "threshold": "5",
+                "amount": "100",
+                "cooldown": {"unit": "hour", "value": 1},
+            },
             "alert_settings": {"alert_enabled": True, "critical": {"threshold": "0", "condition": "below"}},
             "credit_balance": "12.3456789012",
             "metadata": {"plan": "pro"},
