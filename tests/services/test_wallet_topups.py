@@ -352,3 +352,34 @@ def test_voiding_the_unpaid_invoice_fails_the_purchase_and_its_bonus(
     failed = test_env.wallets.transactions(wallet_id, transaction_status="failed")
     assert failed.total == 2
     assert_wallets_balanced(test_env, wallet_id)
+
+
+def test_an_invoice_that_sold_credits_is_never_voided_or_credited_once_they_landed(
+    test_env: Scoped, wallet_id: str
+) -> None:
+    # A void refund or a refund note pays the PRE_PAID wallet: on a paid credit sale the customer
+    # would hold the credits and the money back as credits too.
+    bought = test_env.wallets.top_up(
+        wallet_id, credits_to_add="20", transaction_reason="PURCHASED_CREDIT_INVOICED"
+    )
+    invoice_id = str(bought.invoice_id)
+    (line,) = test_env.invoices.get(invoice_id).line_items
+    note = {
+        "invoice_id": invoice_id,
+        "reason": "BILLING_ERROR",
+        "line_items": [{"invoice_line_item_id": line.id, "amount": "5"}],
+    }
+    with pytest.raises(InvalidOperation, match="void it while it is unpaid instead"):
+        test_env.credit_notes.create(**note)  # an adjustment would sell the credits for less
+    test_env.invoices.update_payment(invoice_id, payment_status="SUCCEEDED")
+    assert test_env.wallets.get(wallet_id).credit_balance == D(20)
+    with pytest.raises(InvalidOperation, match="have landed in wallet") as refused:
+        test_env.invoices.void(invoice_id)
+    assert refused.value.details["wallet_id"] == wallet_id
+    with pytest.raises(InvalidOperation, match="cannot be credited"):
+        test_env.credit_notes.create(**note)
+    invoice = test_env.invoices.get(invoice_id)
+    assert (invoice.invoice_status, invoice.refunded_amount) == (InvoiceStatus.FINALIZED, D(0))
+    assert test_env.wallets.get(wallet_id).credit_balance == D(20)
+    assert test_env.credit_notes.list().total == 0
+    assert_wallets_balanced(test_env, wallet_id)

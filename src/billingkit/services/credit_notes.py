@@ -216,6 +216,7 @@ def create_credit_note(uow: UnitOfWork, ctx: Context, *, data: CreditNoteCreate)
     number = _number(data)
     invoice = get_live(uow.invoices, "invoice", data.invoice_id)
     check_creditable(invoice)
+    invoice_settlement.check_not_sold_credits(uow, invoice, "credited")
     note_type = credit_note_type(invoice)
     total = check_credit(invoice, note_type, lines, _credited(uow, invoice.id))
     by_id = {line.id: line for line in invoice.line_items}

@@ -85,10 +85,12 @@ def void_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoice:
     ``refunded_amount`` grows by it and its ``payment_status`` becomes REFUNDED.
 
     Raises ``NotFound``; ``InvalidOperation`` for a voided invoice (a retried void is refused, and
-    the key guards the money) or a payment status that cannot be voided.
+    the key guards the money), a payment status that cannot be voided, or an invoice whose sold
+    wallet credits have landed (:func:`~billingkit.services.invoice_settlement.check_not_sold_credits`).
     """
     ctx.require(ENTITY, Action.WRITE)
     invoice = get_live(uow.invoices, LABEL, invoice_id)
+    invoice_settlement.check_not_sold_credits(uow, invoice, "voided")
     refund = void_refund(invoice)
     saved = _save(uow, ctx, invoice, void_changes(invoice, ctx.now))
     invoice_settlement.invoice_voided(uow, ctx, saved)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from billingkit.domain.invoices import Invoice, InvoiceStatus, PaymentStatus
 from billingkit.domain.wallet_topups import bonus_key
 from billingkit.domain.wallets import TransactionStatus
+from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
 from billingkit.services.context import Context
 
-__all__ = ["PURCHASE_KEY", "invoice_paid", "invoice_voided"]
+__all__ = ["PURCHASE_KEY", "check_not_sold_credits", "invoice_paid", "invoice_voided"]
 
 #: The invoice metadata key naming the pending credit purchase the invoice sold.
 PURCHASE_KEY = "wallet_transaction_id"
@@ -48,3 +49,28 @@ def invoice_voided(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
             row = uow.wallet_transactions.get(row_id)
             if row.transaction_status is TransactionStatus.PENDING:
                 wallet_ledger.settle(uow, ctx, row_id, TransactionStatus.FAILED)
+
+
+def check_not_sold_credits(uow: UnitOfWork, invoice: Invoice, action: str) -> None:
+    """Refuse ``action`` ("voided", "credited") on an invoice that sold wallet credits, once they
+    may have landed: voiding or crediting it would hand the money back on top of the credits (a
+    void refund and a refund note both pay the PRE_PAID wallet), so the customer would hold both.
+    An unpaid purchase is voided (its pending credits then fail); a paid one is corrected on the
+    wallet itself (``terminate``, or a debit), and its money returned outside billingkit.
+    Voiding is refused only once the credits landed; crediting always (an ADJUSTMENT would sell
+    the same credits for less). Raises ``InvalidOperation``."""
+    purchase = invoice.metadata.get(PURCHASE_KEY)
+    if not purchase:
+        return
+    row = uow.wallet_transactions.get(purchase)
+    landed = row.transaction_status is TransactionStatus.COMPLETED
+    if action == "voided" and not landed:
+        return
+    name = invoice.invoice_number or invoice.id
+    state = "have landed in" if landed else "land when it is paid, in"
+    raise InvalidOperation(
+        f"invoice {name} sold wallet credits (transaction {purchase}) that {state} wallet "
+        f"{row.wallet_id}: it cannot be {action}"
+        + ("; void it while it is unpaid instead" if action == "credited" and not landed else ""),
+        details={"wallet_transaction_id": purchase, "wallet_id": row.wallet_id},
+    )
