@@ -125,8 +125,8 @@ class CreditNoteFinalize(InputModel):
 
 
 def _check_target(target: RefundTarget | None) -> None:
-    """Refunds go to the PRE_PAID wallet: a refund to the payment method needs the invoice's
-    provider payment, which this version does not record yet (decision in docs/decisions.md)."""
+    """Refunds go to the PRE_PAID wallet: a refund to the payment method needs per-payment refund
+    accounting, which this version does not keep yet (decision in docs/decisions.md)."""
     if target is RefundTarget.BACK_TO_SOURCE:
         raise ValidationError(
             "refund_target BACK_TO_SOURCE is not supported yet: refunds go to the customer's "
