@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.invoices import PaymentStatus
-from billingkit.domain.resources import EnvironmentResource, iso
+from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import DecimalText, UtcDatetime
 
 __all__ = [
@@ -102,13 +102,7 @@ class CreditNote(EnvironmentResource):
         data = self.model_dump(mode="json")
         common = {
             "credit_note_id": self.id,
-            "tenant_id": self.tenant_id,
-            "environment_id": self.environment_id,
-            "status": self.status.value,
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "created_by": self.created_by,
-            "updated_by": self.updated_by,
+            **self.common_fields(),
         }
         data["line_items"] = [{**line, **common} for line in data["line_items"]]
         return data

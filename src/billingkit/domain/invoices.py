@@ -31,7 +31,7 @@ from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.catalog.tax_rates import TaxRate
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import BillingPeriod, InvoiceCadence
-from billingkit.domain.resources import EnvironmentResource, iso
+from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime
 
@@ -267,13 +267,7 @@ class Invoice(EnvironmentResource):
             "customer_id": self.customer_id,
             "subscription_id": self.subscription_id,
             "currency": self.currency,
-            "tenant_id": self.tenant_id,
-            "environment_id": self.environment_id,
-            "status": self.status.value,
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "created_by": self.created_by,
-            "updated_by": self.updated_by,
+            **self.common_fields(),
         }
         data["line_items"] = [{**line, **common} for line in data["line_items"]]
         return data

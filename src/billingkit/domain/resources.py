@@ -50,3 +50,16 @@ class EnvironmentResource(TenantResource):
     """A resource owned by one environment of one tenant (almost everything)."""
 
     environment_id: str
+
+    def common_fields(self) -> dict[str, object]:
+        """The fields the reference repeats on each child row of this resource (an invoice's or a
+        credit note's lines): scope, status and authorship, instants in wire form."""
+        return {
+            "tenant_id": self.tenant_id,
+            "environment_id": self.environment_id,
+            "status": self.status.value,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "created_by": self.created_by,
+            "updated_by": self.updated_by,
+        }

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.catalog.prices import BillingCadence, PriceType
 from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, InvoiceCadence
-from billingkit.domain.resources import EnvironmentResource, iso
+from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import UtcDatetime
 
 __all__ = [
@@ -215,13 +215,7 @@ class Subscription(EnvironmentResource):
             del data["line_items"]
             return data
         common = {
-            "tenant_id": self.tenant_id,
-            "environment_id": self.environment_id,
-            "status": self.status.value,
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "created_by": self.created_by,
-            "updated_by": self.updated_by,
+            **self.common_fields(),
         }
         data["line_items"] = [{**line, **common} for line in data["line_items"]]
         return data
