@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.addon_associations import AddonAssociation
 from billingkit.domain.catalog import (
     Addon,
     Coupon,
@@ -41,10 +42,14 @@ from billingkit.domain.gateways import (
     WebhookRequest,
 )
 from billingkit.domain.invoices import Invoice
+from billingkit.domain.line_item_owners import LineItemOwner
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.payments import Payment
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
+from billingkit.domain.subscription_pauses import SubscriptionPause
+from billingkit.domain.subscription_phases import SubscriptionPhase
+from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 from billingkit.domain.wallets import Wallet, WalletTransaction
@@ -237,6 +242,11 @@ class Repositories(Protocol):
     payments: Repository[Payment]
     credit_notes: Repository[CreditNote]
     credit_grant_applications: Repository[CreditGrantApplication]
+    line_item_owners: Repository[LineItemOwner]
+    subscription_pauses: Repository[SubscriptionPause]
+    subscription_schedules: Repository[SubscriptionSchedule]
+    addon_associations: Repository[AddonAssociation]
+    subscription_phases: Repository[SubscriptionPhase]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
+from billingkit.domain.addon_associations import AddonAssociation
 from billingkit.domain.catalog import (
     Addon,
     Coupon,
@@ -41,10 +42,14 @@ from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
+from billingkit.domain.line_item_owners import LineItemOwner
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.payments import Payment
 from billingkit.domain.queries import Op
 from billingkit.domain.resources import Record
+from billingkit.domain.subscription_pauses import SubscriptionPause
+from billingkit.domain.subscription_phases import SubscriptionPhase
+from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import Wallet, WalletTransaction
 
@@ -254,6 +259,46 @@ KINDS: dict[str, Kind] = {
                 billing_cadence=IN,
                 subscription_type=IN,
             ),
+        ),
+        # Where a line item lives: its subscription (line items are stored inside it).
+        Kind(
+            "line_item_owners",
+            "line item",
+            LineItemOwner,
+            Level.ENVIRONMENT,
+            searchable=searchable(subscription_id=EQ),
+        ),
+        Kind(
+            "subscription_pauses",
+            "subscription pause",
+            SubscriptionPause,
+            Level.ENVIRONMENT,
+            versioned=True,
+            searchable=searchable(subscription_id=(EQ, IN), pause_status=IN),
+        ),
+        Kind(
+            "subscription_schedules",
+            "subscription schedule",
+            SubscriptionSchedule,
+            Level.ENVIRONMENT,
+            versioned=True,
+            searchable=searchable(subscription_id=(EQ, IN), schedule_type=EQ, schedule_status=IN),
+        ),
+        Kind(
+            "addon_associations",
+            "add-on association",
+            AddonAssociation,
+            Level.ENVIRONMENT,
+            versioned=True,
+            searchable=searchable(entity_id=(EQ, IN), entity_type=EQ, addon_id=(EQ, IN), addon_status=IN),
+        ),
+        Kind(
+            "subscription_phases",
+            "subscription phase",
+            SubscriptionPhase,
+            Level.ENVIRONMENT,
+            versioned=True,
+            searchable=searchable(subscription_id=(EQ, IN)),
         ),
         Kind(
             "invoices",

@@ -102,6 +102,7 @@ from billingkit.services.subscription_commitments import (
     commit_line_items,
     commitment_periods,
 )
+from billingkit.services.subscription_lines import record_line_items
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -419,6 +420,7 @@ def create_subscription(
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
     uow.subscriptions.add(sub)
+    record_line_items(uow, ctx, sub.line_items)
     event = "subscription.draft.created" if draft else "subscription.created"
     notifications.notify(uow, ctx, event, sub, customer)
     return sub

@@ -15,6 +15,13 @@ from billingkit.storage.sql.columns import (
     scoped_indexes,
     text_column,
 )
+from billingkit.storage.sql.lifecycle_tables import (
+    addon_associations,
+    line_item_owners,
+    subscription_pauses,
+    subscription_phases,
+    subscription_schedules,
+)
 from billingkit.storage.sql.money_tables import (
     credit_grant_applications,
     credit_notes,
@@ -543,4 +550,9 @@ TABLES: dict[str, Table] = {
     "payments": payments,
     "credit_notes": credit_notes,
     "credit_grant_applications": credit_grant_applications,
+    "line_item_owners": line_item_owners,
+    "subscription_pauses": subscription_pauses,
+    "subscription_schedules": subscription_schedules,
+    "addon_associations": addon_associations,
+    "subscription_phases": subscription_phases,
 }

@@ -298,6 +298,26 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "credits": "100",
             "idempotency_key": f"cga|{n}",
         },
+        "line_item_owners": {"subscription_id": f"subs_{n}"},
+        "subscription_pauses": {
+            "subscription_id": f"subs_{n}",
+            "pause_status": "active",
+            "pause_mode": "immediate",
+            "pause_start": T0,
+            "pause_end": T0 + timedelta(days=10),
+            "original_period_start": T0,
+            "original_period_end": T0 + timedelta(days=31),
+            "run_at": T0 + timedelta(days=10),
+        },
+        "subscription_schedules": {
+            "subscription_id": f"subs_{n}",
+            "schedule_type": "cancellation",
+            "scheduled_at": T0 + timedelta(days=31),
+            "configuration": {"original_cancel_at": None},
+            "run_at": T0 + timedelta(days=31),
+        },
+        "addon_associations": {"entity_id": f"subs_{n}", "addon_id": f"addon_{n}", "start_date": T0},
+        "subscription_phases": {"subscription_id": f"subs_{n}", "start_date": T0},
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})
