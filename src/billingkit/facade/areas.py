@@ -33,6 +33,7 @@ from billingkit.services import (
     payment_attempts,
     payments,
     subscription_modify,
+    subscription_pauses,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -179,6 +180,18 @@ class Subscriptions(Area):
     modify = IdRequestOp(
         subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
     )
+
+    #: Pause: ``pause(id, pause_mode="immediate" | "scheduled" | "period_end", pause_start=...,
+    #: pause_end=... | pause_days=..., reason=..., metadata=..., dry_run=False)`` → ``PauseResult``
+    #: (subscription, pause, billing_impact); ``resume(id)`` resumes now or withdraws a scheduled
+    #: pause; ``pauses(id)``: every pause, newest first.
+    pause = IdRequestOp(
+        subscription_pauses.pause_subscription, subscription_pauses.PauseRequest, conflict_retries=1
+    )
+    resume = IdRequestOp(
+        subscription_pauses.resume_subscription, subscription_pauses.ResumeRequest, conflict_retries=1
+    )
+    pauses = IdOp(subscription_pauses.list_pauses)
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""
