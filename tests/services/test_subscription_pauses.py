@@ -124,6 +124,14 @@ def test_an_immediate_pause_for_some_days_pauses_now_and_the_worker_resumes_it(w
     }
     assert w.sub(sub) == paused
     assert w.events(sub)[-2:] == ["subscription.updated", "subscription.paused"]
+    (event,) = w.s.notifications.list(event_type="subscription.paused").items
+    assert event.payload["event_type"] == "subscription.paused"
+    assert {k: event.payload["subscription"][k] for k in ("id", "subscription_status", "pause_status")} == {
+        "id": sub.id,
+        "subscription_status": "paused",
+        "pause_status": "active",
+    }
+    assert event.payload["subscription"]["customer"]["id"] == w.customer_id
     assert len(w.invoices(sub)) == 1  # the opening invoice only: pausing bills nothing
 
     assert w.run(at(5, 21) - timedelta(seconds=1)).invoices == []
