@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from billingkit.domain.catalog import BillingCadence, PriceType, PriceUnitType
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod, InvoiceCadence
@@ -57,6 +57,15 @@ MAX_ITEMS = 100
 
 Text = Annotated[str, Field(max_length=255)]
 Id = Annotated[NonEmptyStr, Field(max_length=64)]
+
+
+def _whole_float(value: Any) -> Any:
+    """The reference's SDK sends quantities as floats: ``2.0`` is the quantity ``2``."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: A line item's quantity: a decimal string, an integer or a JSON number, not negative.
+Quantity = Annotated[ReferenceNumber, BeforeValidator(_whole_float), Field(ge=0)]
 
 #: A line item's commitment fields (the reference's names), shared by create and update.
 COMMITMENT_FIELDS = (
@@ -165,7 +174,7 @@ class LineItemCreate(CommitmentFields):
 
     price_id: Id | None = None
     price: SubscriptionPriceCreate | None = None
-    quantity: Annotated[ReferenceNumber, Field(ge=0)] | None = None
+    quantity: Quantity | None = None
     start_date: UtcDatetime | None = None
     end_date: UtcDatetime | None = None
     display_name: Text | None = None
@@ -191,7 +200,7 @@ class LineItemUpdate(CommitmentFields):
     transform_quantity: TransformQuantityInput | None = None
     price_unit_amount: Amount | None = None
     price_unit_tiers: list[PriceTierInput] | None = None
-    quantity: Annotated[ReferenceNumber, Field(ge=0)] | None = None
+    quantity: Quantity | None = None
     effective_from: UtcDatetime | None = None
     end_date: UtcDatetime | None = None
     metadata: Metadata | None = None
