@@ -29,6 +29,7 @@ from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import TransactionReason
 from billingkit.services.subscription_line_items import _save
+from tests.services.conftest import stored
 
 D = Decimal
 MAY1 = datetime(2026, 5, 1, tzinfo=UTC)
@@ -400,6 +401,20 @@ def test_a_line_commitment_is_stored_on_an_added_usage_line(shop: Shop) -> None:
         D("1.5"),
     )
     assert line.commitment_true_up_enabled is True
+
+
+def test_a_phase_line_lives_in_its_phase(shop: Shop) -> None:
+    sub = shop.subscribe()
+    phase = stored(
+        shop.s, "subscription_phases", subscription_id=sub.id, start_date=at(6, 1), end_date=at(8, 1)
+    )
+    change = shop.s.subscriptions.add_line_item(sub.id, price=fee("9"), subscription_phase_id=phase.id)
+    line = change.line_item
+    assert (line.subscription_phase_id, line.start_date, line.end_date) == (phase.id, at(6, 1), at(8, 1))
+    other = stored(shop.s, "subscription_phases", subscription_id="subs_other", start_date=at(6, 1))
+    with pytest.raises(ValidationError) as caught:
+        shop.s.subscriptions.add_line_item(sub.id, price=fee("9"), subscription_phase_id=other.id)
+    assert caught.value.field == "subscription_phase_id"
 
 
 # -- changing ----------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   ``external_customer_id``. Plan and customer must be live; unknown ones are a 400 naming the field.
 * Line items: one per live plan price with the subscription's currency, billing period and period
   count (FIXED quantity = the price's ``min_quantity``, else 1; USAGE quantity 0, with the meter).
-  No such price -> 400 on ``currency``.
+  No such price -> 400 on ``currency``. ``override_line_items``, extra ``line_items`` and
+  ``override_entitlements`` follow :mod:`billingkit.services.subscription_line_items`.
 * ``trial_period_days``: omitted or null inherits the days common to the plan's recurring FIXED
   prices (a 400 if they disagree), 0 means no trial, more overrides. A trial makes the subscription
   ``trialing`` with ``[start, start + days)`` as its current period; nothing is billed until it ends.
