@@ -238,8 +238,29 @@ def test_search_line_items(client: TestClient, test_key: dict[str, str], world: 
     assert found["pagination"] == {"limit": 50, "offset": 0, "total": 1}
     (setup,) = found["items"]
     assert setup["id"] == sub["line_items"][1]["id"] and setup["price"]["billing_cadence"] == "ONETIME"
-    plain = ok(client.post("/v1/subscriptions/lineitems/search", json={}, headers=test_key))
-    assert [li["id"] for li in plain["items"]] == [li["id"] for li in sub["line_items"]]
+    usage = {**SETUP_FEE, "type": "USAGE", "billing_period": "MONTHLY", "invoice_cadence": "ARREAR"}
+    metered = ok(
+        client.post(
+            f"/v1/subscriptions/{sub['id']}/lineitems",
+            json={"price": {**usage, "amount": "0.01", "meter_id": world["meter"]["id"]}},
+            headers=test_key,
+        ),
+        201,
+    )
+    with_meter = ok(
+        client.post(
+            "/v1/subscriptions/lineitems/search",
+            json={"meter_ids": [world["meter"]["id"]], "expand": "meters"},
+            headers=test_key,
+        )
+    )
+    assert [(li["id"], li["meter"]["id"]) for li in with_meter["items"]] == [
+        (metered["id"], world["meter"]["id"])
+    ]
+    plain = ok(
+        client.post("/v1/subscriptions/lineitems/search", json={"entity_type": "plan"}, headers=test_key)
+    )
+    assert [li["id"] for li in plain["items"]] == [sub["line_items"][0]["id"]]
     assert "price" not in plain["items"][0]
     refused = client.post(
         "/v1/subscriptions/lineitems/search",
