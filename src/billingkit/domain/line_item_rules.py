@@ -25,8 +25,9 @@ Pure: everything here reads only the subscription and its line items.
   change freely until its charge is invoiced; afterwards an edit that would change whether the
   charge happens is refused: backdating (an end at or before the charge date would disown a charge
   already invoiced) or forward-dating (an end after it would reinstate a cancelled charge whose
-  invoice went out without it). Example: one-time setup fee dated 10 May, invoiced on 10 May:
-  ``end_date`` 5 May is refused; ``end_date`` 31 May is accepted (the charge stays).
+  invoice went out without it). Example: a one-time setup fee dated 10 May, on the invoice of the
+  current period [1 May, 1 Jun): ``end_date`` 10 May is refused; 31 May is accepted (the charge
+  stays).
 * **Effective instants.** Updates and deletions take effect at an instant inside the subscription
   window and, once billing started, not before the current period (closed periods are invoiced).
 """
