@@ -88,7 +88,9 @@ def usage_price(w: World, amount: str = "0.5") -> dict[str, Any]:
     }
 
 
-def spans(lines: list[SubscriptionLineItem]) -> list[tuple[str | None, str, datetime | None, datetime | None]]:
+def spans(
+    lines: list[SubscriptionLineItem],
+) -> list[tuple[str | None, str, datetime | None, datetime | None]]:
     return sorted(
         ((li.subscription_phase_id, li.entity_type, li.start_date, li.end_date) for li in lines),
         key=lambda row: (row[2] or START, row[0] or ""),
@@ -137,13 +139,22 @@ def test_phases_on_create_copy_the_plan_lines_and_add_their_own(w: World) -> Non
     )
     assert (extra.meter_id, extra.quantity, extra.display_name) == (w.meter.id, D(0), "Calls")
     inline = w.s.prices.get(extra.price_id)
-    assert (inline.entity_type, inline.currency, inline.amount) == (PriceEntityType.SUBSCRIPTION, "usd", D("0.5"))
+    assert (inline.entity_type, inline.currency, inline.amount) == (
+        PriceEntityType.SUBSCRIPTION,
+        "usd",
+        D("0.5"),
+    )
     # the opening invoice bills the launch price: 10.00 for May
     (invoice,) = w.s.invoices.list(subscription_id=sub.id).items
     assert invoice.total == D("10.00")
     created = w.events("subscription.phase.created")
     assert [e.payload["phase"] for e in created] == [
-        {"id": first.id, "subscription_id": sub.id, "start_date": "2026-05-01T09:30:00Z", "end_date": "2026-08-01T09:30:00Z"},
+        {
+            "id": first.id,
+            "subscription_id": sub.id,
+            "start_date": "2026-05-01T09:30:00Z",
+            "end_date": "2026-08-01T09:30:00Z",
+        },
         {"id": second.id, "subscription_id": sub.id, "start_date": "2026-08-01T09:30:00Z", "end_date": None},
     ]
     # every new line is indexed: a line item is found by its id alone
@@ -162,7 +173,9 @@ def test_a_phase_later_in_the_subscription_leaves_the_plan_line_around_it(w: Wor
 
 
 def test_phase_coupons_carry_the_phase_and_end_with_it(w: World) -> None:
-    w.s.coupons.create(name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50")
+    w.s.coupons.create(
+        name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50"
+    )
     w.s.coupons.create(
         name="Two off", coupon_code="TWO", type="fixed", cadence="forever", amount_off="2", currency="usd"
     )
@@ -182,8 +195,12 @@ def test_phase_coupons_carry_the_phase_and_end_with_it(w: World) -> None:
     copy = next(li for li in sub.line_items if li.subscription_phase_id == phase.id)
     views = w.s.coupons.associations(subscription_ids=[sub.id]).items
     got = sorted(
-        (v.association.start_date, v.association.end_date, v.association.subscription_phase_id,
-         v.association.subscription_line_item_id or "")
+        (
+            v.association.start_date,
+            v.association.end_date,
+            v.association.subscription_phase_id,
+            v.association.subscription_line_item_id or "",
+        )
         for v in views
     )
     assert got == [(month(6), month(8), phase.id, ""), (month(7), month(8), phase.id, copy.id)]
@@ -192,34 +209,102 @@ def test_phase_coupons_carry_the_phase_and_end_with_it(w: World) -> None:
 @pytest.mark.parametrize(
     ("phases", "field"),
     [
-        ([{"start_date": "2026-05-01T09:30:00Z", "end_date": "2026-07-01T00:00:00Z"},
-          {"start_date": "2026-06-15T00:00:00Z"}], "phases[1].start_date"),
+        (
+            [
+                {"start_date": "2026-05-01T09:30:00Z", "end_date": "2026-07-01T00:00:00Z"},
+                {"start_date": "2026-06-15T00:00:00Z"},
+            ],
+            "phases[1].start_date",
+        ),
         ([{"start_date": "2026-04-01T00:00:00Z"}], "phases[0].start_date"),
         ([{"start_date": "2026-06-01T00:00:00Z", "end_date": "2026-06-01T00:00:00Z"}], "phases[0].end_date"),
-        ([{"start_date": "2026-06-01T00:00:00Z", "override_line_items": [{"price_id": "price_nope", "amount": "1"}]}],
-         "phases[0].override_line_items[0].price_id"),
+        (
+            [
+                {
+                    "start_date": "2026-06-01T00:00:00Z",
+                    "override_line_items": [{"price_id": "price_nope", "amount": "1"}],
+                }
+            ],
+            "phases[0].override_line_items[0].price_id",
+        ),
         ([{"start_date": "2026-06-01T00:00:00Z", "line_items": [{}]}], "phases[0].line_items[0].price_id"),
-        ([{"start_date": "2026-06-01T00:00:00Z", "end_date": "2026-08-01T00:00:00Z",
-           "line_items": [{"price": {"type": "FIXED", "billing_model": "FLAT_FEE", "amount": "1",
-                                     "billing_period": "MONTHLY", "invoice_cadence": "ADVANCE"},
-                           "start_date": "2026-05-15T00:00:00Z"}]}],
-         "phases[0].line_items[0].start_date"),
-        ([{"start_date": "2026-06-01T00:00:00Z",
-           "line_items": [{"price": {"type": "FIXED", "billing_model": "FLAT_FEE",
-                                     "billing_period": "MONTHLY", "invoice_cadence": "ADVANCE"}}]}],
-         "phases[0].line_items[0].price.amount"),
-        ([{"start_date": "2026-06-01T00:00:00Z",
-           "line_items": [{"price": {"type": "FIXED", "billing_model": "FLAT_FEE", "amount": "1",
-                                     "billing_period": "ANNUAL", "invoice_cadence": "ADVANCE"}}]}],
-         "phases[0].line_items[0].price.billing_period"),
-        ([{"start_date": "2026-06-01T00:00:00Z", "subscription_coupons": [{"coupon_code": "NOPE"}]}],
-         "phases[0].subscription_coupons[0].coupon_code"),
-        ([{"start_date": "2026-06-01T00:00:00Z", "end_date": "2026-07-01T00:00:00Z",
-           "subscription_coupons": [{"coupon_code": "NOPE", "start_date": "2026-07-01T00:00:00Z"}]}],
-         "phases[0].subscription_coupons[0].start_date"),
+        (
+            [
+                {
+                    "start_date": "2026-06-01T00:00:00Z",
+                    "end_date": "2026-08-01T00:00:00Z",
+                    "line_items": [
+                        {
+                            "price": {
+                                "type": "FIXED",
+                                "billing_model": "FLAT_FEE",
+                                "amount": "1",
+                                "billing_period": "MONTHLY",
+                                "invoice_cadence": "ADVANCE",
+                            },
+                            "start_date": "2026-05-15T00:00:00Z",
+                        }
+                    ],
+                }
+            ],
+            "phases[0].line_items[0].start_date",
+        ),
+        (
+            [
+                {
+                    "start_date": "2026-06-01T00:00:00Z",
+                    "line_items": [
+                        {
+                            "price": {
+                                "type": "FIXED",
+                                "billing_model": "FLAT_FEE",
+                                "billing_period": "MONTHLY",
+                                "invoice_cadence": "ADVANCE",
+                            }
+                        }
+                    ],
+                }
+            ],
+            "phases[0].line_items[0].price.amount",
+        ),
+        (
+            [
+                {
+                    "start_date": "2026-06-01T00:00:00Z",
+                    "line_items": [
+                        {
+                            "price": {
+                                "type": "FIXED",
+                                "billing_model": "FLAT_FEE",
+                                "amount": "1",
+                                "billing_period": "ANNUAL",
+                                "invoice_cadence": "ADVANCE",
+                            }
+                        }
+                    ],
+                }
+            ],
+            "phases[0].line_items[0].price.billing_period",
+        ),
+        (
+            [{"start_date": "2026-06-01T00:00:00Z", "subscription_coupons": [{"coupon_code": "NOPE"}]}],
+            "phases[0].subscription_coupons[0].coupon_code",
+        ),
+        (
+            [
+                {
+                    "start_date": "2026-06-01T00:00:00Z",
+                    "end_date": "2026-07-01T00:00:00Z",
+                    "subscription_coupons": [{"coupon_code": "NOPE", "start_date": "2026-07-01T00:00:00Z"}],
+                }
+            ],
+            "phases[0].subscription_coupons[0].start_date",
+        ),
     ],
 )
-def test_bad_phases_name_their_field_and_write_nothing(w: World, phases: list[dict[str, Any]], field: str) -> None:
+def test_bad_phases_name_their_field_and_write_nothing(
+    w: World, phases: list[dict[str, Any]], field: str
+) -> None:
     prices_before = w.s.prices.list(limit=100).total
     with pytest.raises(ValidationError) as caught:
         w.subscribe(phases=phases)
@@ -231,12 +316,22 @@ def test_bad_phases_name_their_field_and_write_nothing(w: World, phases: list[di
 
 def test_a_usage_line_takes_no_quantity_and_a_line_bills_like_the_subscription(w: World) -> None:
     with pytest.raises(ValidationError) as caught:
-        w.subscribe(phases=[{"start_date": iso(month(6)), "line_items": [{"price": usage_price(w), "quantity": "3"}]}])
+        w.subscribe(
+            phases=[{"start_date": iso(month(6)), "line_items": [{"price": usage_price(w), "quantity": "3"}]}]
+        )
     assert caught.value.field == "phases[0].line_items[0].quantity"
     weekly = w.s.plans.create(
         name="Weekly",
-        prices=[{"type": "FIXED", "billing_model": "FLAT_FEE", "amount": "1", "currency": "usd",
-                 "billing_period": "WEEKLY", "invoice_cadence": "ADVANCE"}],
+        prices=[
+            {
+                "type": "FIXED",
+                "billing_model": "FLAT_FEE",
+                "amount": "1",
+                "currency": "usd",
+                "billing_period": "WEEKLY",
+                "invoice_cadence": "ADVANCE",
+            }
+        ],
     )
     weekly_price = w.s.plans.get(weekly.id).prices[0].id
     with pytest.raises(ValidationError) as caught:
@@ -288,7 +383,9 @@ def test_a_phase_added_later_starts_where_nothing_is_invoiced(w: World) -> None:
 
 
 def test_moving_a_phase_keeps_its_override_and_its_coupons_follow(w: World) -> None:
-    w.s.coupons.create(name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50")
+    w.s.coupons.create(
+        name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50"
+    )
     sub = w.subscribe()
     phase = w.s.subscriptions.add_phase(
         sub.id,
@@ -341,12 +438,17 @@ def test_a_started_phase_keeps_its_start_and_may_only_end_where_nothing_is_invoi
 
 
 def test_deleting_a_future_phase_gives_its_time_back_and_archives_its_coupons(w: World) -> None:
-    w.s.coupons.create(name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50")
+    w.s.coupons.create(
+        name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50"
+    )
     sub = w.subscribe(
         phases=[
             {"start_date": iso(START), "end_date": iso(month(7))},
-            {"start_date": iso(month(7)), "subscription_coupons": [{"coupon_code": "HALF"}],
-             "line_items": [{"price": usage_price(w)}]},
+            {
+                "start_date": iso(month(7)),
+                "subscription_coupons": [{"coupon_code": "HALF"}],
+                "line_items": [{"price": usage_price(w)}],
+            },
         ]
     )
     first, second = w.s.subscriptions.phases(sub.id)
@@ -365,7 +467,9 @@ def test_deleting_a_future_phase_gives_its_time_back_and_archives_its_coupons(w:
 
 
 def test_v2_expands_the_live_phases_in_order(w: World) -> None:
-    sub = w.subscribe(phases=[{"start_date": iso(month(6)), "end_date": iso(month(7))}, {"start_date": iso(month(9))}])
+    sub = w.subscribe(
+        phases=[{"start_date": iso(month(6)), "end_date": iso(month(7))}, {"start_date": iso(month(9))}]
+    )
     view = w.s.subscriptions.get_v2(sub.id, expand="phases").to_dict()
     assert [(p["start_date"], p["end_date"]) for p in view["phases"]] == [
         ("2026-06-01T09:30:00Z", "2026-07-01T09:30:00Z"),

@@ -179,7 +179,11 @@ BAD: list[Case] = [
     ("addons", lambda c: {"addons": [{"addon_id": "addon_x", "quantity": 1}]}, "addons"),
     ("unknown coupon", lambda c: {"coupons": ["coupon_x"]}, "coupons[0]"),
     ("line items", lambda c: {"line_items": [{"price_id": "price_x"}]}, "line_items"),
-    ("phases", lambda c: {"phases": [{"start_date": "2026-06-01T00:00:00Z"}]}, "phases"),
+    (
+        "phases on a draft",
+        lambda c: {"subscription_status": "draft", "phases": [{"start_date": "2026-06-01T00:00:00Z"}]},
+        "phases",
+    ),
     ("auto invoice threshold", lambda c: {"auto_invoice_threshold": "100"}, "auto_invoice_threshold"),
     (
         "allowance resetting daily on a monthly subscription",

@@ -102,7 +102,9 @@ def test_phases_given_together_must_be_ordered_and_apart() -> None:
     ]
     for given_windows, field, text in cases:
         with pytest.raises(ValidationError) as caught:
-            check_windows(given_windows, sub_start=day(1), sub_end=None, prefixes=prefixes[: len(given_windows)])
+            check_windows(
+                given_windows, sub_start=day(1), sub_end=None, prefixes=prefixes[: len(given_windows)]
+            )
         assert caught.value.field == field and text in caught.value.message
 
 
@@ -173,8 +175,13 @@ def test_a_moved_phase_keeps_its_copys_fields_and_extra_lines_follow_its_bounds(
     t = tiles(plan_line())
     (copy,) = t.claim("ph", (day(3), day(4)))
     t.replace([copy.model_copy(update={"price_id": "P_override", "quantity": Decimal(2)})])
-    t.add([plan_line("X", "PX", day(3)).model_copy(update={
-        "entity_type": "subscription", "subscription_phase_id": "ph", "end_date": day(4)})])
+    t.add(
+        [
+            plan_line("X", "PX", day(3)).model_copy(
+                update={"entity_type": "subscription", "subscription_phase_id": "ph", "end_date": day(4)}
+            )
+        ]
+    )
     old, new = (day(3), day(4)), (day(6), day(8))
     t.claim("ph", new)
     t.release("ph", old)
