@@ -172,6 +172,31 @@ def test_a_phase_later_in_the_subscription_leaves_the_plan_line_around_it(w: Wor
     ]
 
 
+def test_a_phase_override_reprices_the_subscriptions_own_override(w: World) -> None:
+    """``override_line_items`` of the subscription and of a phase name the same plan price: the
+    plan line bills the subscription's override, the phase's copy the phase's (made from it)."""
+    sub = w.subscribe(
+        override_line_items=[{"price_id": w.base_price, "amount": "25"}],
+        phases=[
+            {
+                "start_date": iso(month(7)),
+                "end_date": iso(month(9)),
+                "override_line_items": [{"price_id": w.base_price, "amount": "5"}],
+            }
+        ],
+    )
+    (phase,) = w.s.subscriptions.phases(sub.id)
+    plan_lines = [li for li in sub.line_items if li.subscription_phase_id is None]
+    (copy,) = [li for li in sub.line_items if li.subscription_phase_id == phase.id]
+    own = w.s.prices.get(plan_lines[0].price_id)
+    assert {li.price_id for li in plan_lines} == {own.id}
+    assert (own.amount, own.parent_price_id) == (D("25"), w.base_price)
+    phase_price = w.s.prices.get(copy.price_id)
+    assert (phase_price.amount, phase_price.parent_price_id) == (D("5"), own.id)
+    (invoice,) = w.s.invoices.list(subscription_id=sub.id).items
+    assert invoice.total == D("25.00")  # May, before the phase
+
+
 def test_phase_coupons_carry_the_phase_and_end_with_it(w: World) -> None:
     w.s.coupons.create(
         name="Half", coupon_code="HALF", type="percentage", cadence="forever", percentage_off="50"

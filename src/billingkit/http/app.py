@@ -32,6 +32,7 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_line_items,
     subscription_phases,
     subscriptions,
     tax_associations,
@@ -84,6 +85,7 @@ def build_app(
         usage,
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_line_items,
         invoices,
         invoice_documents,
         payments,
