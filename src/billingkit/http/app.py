@@ -33,6 +33,7 @@ from billingkit.http.routes import (
     price_units,
     prices,
     subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -82,6 +83,7 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_line_items,
         invoices,
