@@ -37,6 +37,7 @@ from billingkit.services import (
     subscription_line_items,
     subscription_modify,
     subscription_pauses,
+    subscription_phases,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -195,6 +196,13 @@ class Subscriptions(Area):
         subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
     )
     line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
+    #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
+    add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
+    update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
+    delete_phase = IdOp(subscription_phases.delete_phase)
+    phases = IdOp(subscription_phases.list_phases)
+    get_phase = IdOp(subscription_phases.get_phase)
 
     #: Pause: ``pause(id, pause_mode="immediate" | "scheduled" | "period_end", pause_start=...,
     #: pause_end=... | pause_days=..., reason=..., metadata=..., dry_run=False)`` → ``PauseResult``

@@ -54,9 +54,9 @@ DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
 #: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
 HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
     {
-        # First: a pause starts after its subscription is billed up to the pause start (it bills
-        # that itself) and before the period it interrupts is billed; a subscription resumed here
-        # is billed below in the same run when its stretched period has ended.
+        # First: a pause takes effect (after billing its subscription up to the pause start
+        # itself) before the billing run could bill past its start; a subscription resumed here is
+        # billed below in the same run when its stretched period has ended.
         "subscription_pauses": run_due_pauses,
         "subscriptions": bill_due_subscriptions,
         # After billing: a period's closing invoice is computed before the next period's credits land.
