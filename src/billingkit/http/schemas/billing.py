@@ -34,6 +34,7 @@ from billingkit.http.schemas.base import (
     WireModel,
 )
 from billingkit.http.schemas.catalog import CreditGrantResponse
+from billingkit.http.schemas.entitlement_features import AggregatedFeatureResponse
 
 __all__ = [
     "CommitmentInfoResponse",
@@ -140,6 +141,8 @@ class SubscriptionResponse(EnvironmentRecordResponse):
     line_items: list[SubscriptionLineItemResponse] = []
     synced_price_sequence: int
     version: int
+    #: Only on ``POST /subscriptions/search`` with ``expand`` naming ``entitlements``.
+    entitlements: list[AggregatedFeatureResponse] = []
 
 
 class CouponAssociationResponse(EnvironmentRecordResponse):

@@ -1,0 +1,172 @@
+"""The in-process cache behind the entitlement check (one per ``Billing``; nothing global).
+
+It keeps two things, each for at most ``Settings.entitlement_cache_ttl`` (default 30 s;
+``timedelta(0)`` turns the cache off):
+
+- **grants** per (scope, customer as named by the caller): the customer's aggregated entitlements
+  with each metered feature's usage window and meter. An entry also ends at the first instant its
+  data changes by itself (a window or period end, a subscription's start, end or ``cancel_at``, an
+  add-on association's or entitlement's end), and every entry of a scope is dropped when this
+  ``Billing`` commits a change there that records a subscription, entitlement, feature, customer,
+  plan, add-on or meter notification (:meth:`EntitlementCache.observe`). Changes made by other
+  processes sharing the database are seen within the TTL.
+- **usage heads** per (scope, customer, meter, window): the usage of ``[window start, t)``,
+  where ``t`` is a minute (``LATE_EVENT_GRACE``) before the head was measured, for meters whose
+  usage adds up over time (COUNT, SUM, SUM_WITH_MULTIPLIER without buckets or groups). A check
+  adds the usage of ``[t, window end)``, read afresh every time, so new events count at once, and
+  so do events stamped up to a minute before they are stored; only an event stamped before ``t``
+  and stored after the head was measured (a late, back-dated event) waits for the head to
+  expire: that is the one staleness of usage, bounded by the TTL.
+
+Entries are immutable values; the dictionaries are guarded by a lock, so checks may run on many
+threads. At most ``max_entries`` entries of each sort are kept (the oldest go first).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Generic, TypeVar
+
+from billingkit.domain.catalog import Feature
+from billingkit.domain.entitlement_aggregation import AggregatedFeature
+from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.periods import Period
+from billingkit.domain.usage import MeterSpec
+
+__all__ = ["DEFAULT_MAX_ENTRIES", "CustomerGrants", "EntitlementCache", "FeatureGrant", "UsageHead"]
+
+#: Entries of each sort one cache holds at most.
+DEFAULT_MAX_ENTRIES = 10_000
+#: Notification families whose changes can alter what a customer is entitled to.
+_GRANT_FAMILIES = frozenset({"subscription", "entitlement", "feature", "customer", "plan", "addon", "meter"})
+
+V = TypeVar("V")
+Scope = tuple[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureGrant:
+    """A feature as the check sees it for one customer: ``granted`` is ``None`` when no granting
+    subscription has a source for it; ``window`` and ``meter`` are set for a granted, enabled
+    metered feature."""
+
+    feature: Feature
+    granted: AggregatedFeature | None = None
+    window: Period | None = None
+    meter: MeterSpec | None = None
+    meter_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerGrants:
+    """What one customer is entitled to, valid until ``expires_at``. ``features`` holds each
+    feature under its id and its lookup key; :meth:`EntitlementCache.add_feature` adds features
+    the customer was asked about but has no grant for."""
+
+    customer_id: str
+    external_id: str
+    features: dict[str, FeatureGrant]
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UsageHead:
+    """The usage of ``[window start, until)``, valid until ``expires_at``."""
+
+    value: Decimal
+    until: datetime
+    expires_at: datetime
+
+
+@dataclass(slots=True)
+class _Entries(Generic[V]):
+    """Insertion-ordered entries with a bound: the oldest go first."""
+
+    limit: int
+    items: dict[Hashable, V] = field(default_factory=dict)
+
+    def put(self, key: Hashable, value: V) -> None:
+        self.items.pop(key, None)
+        while len(self.items) >= self.limit:
+            self.items.pop(next(iter(self.items)))
+        self.items[key] = value
+
+
+class EntitlementCache:
+    """Grants and usage heads of the entitlement check (see the module doc). ``Billing`` makes
+    one; services receive it as an argument."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self._lock = threading.Lock()
+        self._grants: _Entries[CustomerGrants] = _Entries(max_entries)
+        self._heads: _Entries[UsageHead] = _Entries(max_entries)
+
+    def __repr__(self) -> str:
+        return f"<EntitlementCache grants={len(self._grants.items)} usage_heads={len(self._heads.items)}>"
+
+    # -- grants -----------------------------------------------------------------------------------
+
+    def grants(self, scope: Scope, customer: str, now: datetime) -> CustomerGrants | None:
+        """The unexpired grants of ``customer`` (as the caller named it) in ``scope``."""
+        with self._lock:
+            found = self._grants.items.get((scope, customer))
+            if found is not None and now >= found.expires_at:
+                del self._grants.items[(scope, customer)]
+                return None
+            return found
+
+    def keep_grants(self, scope: Scope, customer: str, grants: CustomerGrants) -> None:
+        with self._lock:
+            self._grants.put((scope, customer), grants)
+
+    def add_feature(self, grants: CustomerGrants, names: Iterable[str], grant: FeatureGrant) -> None:
+        """Remember ``grant`` under ``names`` in ``grants`` (a feature the customer has no grant for)."""
+        with self._lock:
+            for name in names:
+                grants.features[name] = grant
+
+    # -- usage heads ------------------------------------------------------------------------------
+
+    def usage_head(self, key: Hashable, now: datetime) -> UsageHead | None:
+        with self._lock:
+            found = self._heads.items.get(key)
+            if found is not None and now >= found.expires_at:
+                del self._heads.items[key]
+                return None
+            return found
+
+    def keep_usage_head(self, key: Hashable, head: UsageHead) -> None:
+        with self._lock:
+            self._heads.put(key, head)
+
+    # -- invalidation -----------------------------------------------------------------------------
+
+    def forget(self, tenant_id: str, environment_id: str | None) -> None:
+        """Drop every customer's grants in the scope (usage heads stay: they do not depend on grants)."""
+        scope = (tenant_id, environment_id)
+        with self._lock:
+            for key in [key for key in self._grants.items if key[0] == scope]:  # type: ignore[index]
+                del self._grants.items[key]
+
+    def observe(self, events: Iterable[NotificationEvent]) -> None:
+        """Called with the notifications a committed unit of work recorded: a change that can alter
+        entitlements drops its scope's grants."""
+        scopes = {
+            (event.tenant_id, event.environment_id)
+            for event in events
+            if event.event_type.split(".", 1)[0] in _GRANT_FAMILIES
+        }
+        for tenant_id, environment_id in scopes:
+            self.forget(tenant_id, environment_id)
+
+    def clear(self) -> None:
+        """Drop everything (e.g. after writing to the store behind the library's back)."""
+        with self._lock:
+            self._grants.items.clear()
+            self._heads.items.clear()
