@@ -8,6 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from billingkit.domain.catalog import Entitlement, Feature, FeatureType, UsageResetPeriod
 from billingkit.domain.entitlement_aggregation import (
@@ -377,4 +379,49 @@ def test_a_check_tells_what_remains() -> None:
         "1000",
         "750",
         "2026-05-01T09:30:00Z",
+    )
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+_grants = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.integers(min_value=0, max_value=10**6)),  # usage_limit (None: unlimited)
+        st.integers(min_value=1, max_value=5),  # quantity (add-on associations)
+        st.booleans(),  # is_enabled
+        st.booleans(),  # is_soft_limit
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(grants=_grants, order=st.randoms(use_true_random=False))
+def test_metered_aggregation_properties(grants: list[tuple[int | None, int, bool, bool]], order: Any) -> None:
+    items = [
+        (f"addon_{i}", quantity, [ent(f"ent_{i}", usage_limit=limit, is_enabled=on, is_soft_limit=soft)])
+        for i, (limit, quantity, on, soft) in enumerate(grants)
+    ]
+    aggregate = aggregate_feature(feature(), sources([], addons=items)).entitlement
+    enabled = [(limit, quantity, soft) for limit, quantity, on, soft in grants if on]
+    # The limit is the sum of limit x quantity over enabled sources, unless one is unlimited.
+    if not enabled:
+        assert (aggregate.is_enabled, aggregate.usage_limit) == (False, 0)
+    elif any(limit is None for limit, _, _ in enabled):
+        assert aggregate.usage_limit is None
+    else:
+        assert aggregate.usage_limit == sum(limit * quantity for limit, quantity, _ in enabled)  # type: ignore[operator]
+    assert aggregate.is_soft_limit == any(soft for _, _, soft in enabled)
+    # The order of the add-ons changes nothing but the order of the sources.
+    order.shuffle(items)
+    shuffled = aggregate_feature(feature(), sources([], addons=items)).entitlement
+    assert (shuffled.is_enabled, shuffled.usage_limit, shuffled.is_soft_limit) == (
+        aggregate.is_enabled,
+        aggregate.usage_limit,
+        aggregate.is_soft_limit,
+    )
+    # One more enabled source never lowers the limit.
+    more = aggregate_feature(feature(), sources([ent("ent_x", usage_limit=1)], addons=items)).entitlement
+    assert more.usage_limit is None or (
+        aggregate.usage_limit is not None and more.usage_limit > aggregate.usage_limit
     )
