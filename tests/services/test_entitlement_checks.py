@@ -393,3 +393,18 @@ def test_the_cli_reads_the_ttl_from_its_variable(monkeypatch: pytest.MonkeyPatch
     assert _settings(parser.parse_args(["serve"])).entitlement_cache_ttl == timedelta(seconds=30)
     monkeypatch.setenv("BILLINGKIT_ENTITLEMENT_CACHE_TTL", "0")
     assert _settings(parser.parse_args(["serve"])).entitlement_cache_ttl == timedelta(0)
+
+
+def test_a_customers_change_drops_only_that_customers_grants(
+    cat: EntitlementCatalogue, clock: TestClock
+) -> None:
+    scoped = cat.scoped
+    assert scoped.entitlements.check("ada", "calls").limit == 1000
+    attach_addon(scoped, cat.subscription.id, cat.boost, clock.now())  # behind the library's back
+    bob = scoped.customers.create(external_id="bob", name="Bob")  # customer.created about bob
+    scoped.subscriptions.create(
+        customer_id=bob.id, plan_id=cat.plan_id, currency="usd", billing_period="MONTHLY"
+    )
+    assert scoped.entitlements.check("ada", "calls").limit == 1000  # Ada's grants were kept
+    scoped.customers.update(cat.customer_id, name="Ada L.")  # customer.updated about Ada
+    assert scoped.entitlements.check("ada", "calls").limit == 1500

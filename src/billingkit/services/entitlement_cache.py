@@ -6,10 +6,11 @@ It keeps two things, each for at most ``Settings.entitlement_cache_ttl`` (defaul
 - **grants** per (scope, customer as named by the caller): the customer's aggregated entitlements
   with each metered feature's usage window and meter. An entry also ends at the first instant its
   data changes by itself (a window or period end, a subscription's start, end or ``cancel_at``, an
-  add-on association's or entitlement's end), and every entry of a scope is dropped when this
-  ``Billing`` commits a change there that records a subscription, entitlement, feature, customer,
-  plan, add-on or meter notification (:meth:`EntitlementCache.observe`). Changes made by other
-  processes sharing the database are seen within the TTL.
+  add-on association's or entitlement's end). When this ``Billing`` commits a change that records
+  a customer or subscription notification, that customer's entries go; an entitlement, feature,
+  plan, add-on or meter notification drops every entry of its scope
+  (:meth:`EntitlementCache.observe`). Changes made by other processes sharing the database are
+  seen within the TTL.
 - **usage heads** per (scope, customer, meter, window): the usage of ``[window start, t)``,
   where ``t`` is a minute (``LATE_EVENT_GRACE``) before the head was measured, for meters whose
   usage adds up over time (COUNT, SUM, SUM_WITH_MULTIPLIER without buckets or groups). A check
@@ -44,8 +45,23 @@ DEFAULT_MAX_ENTRIES = 10_000
 #: Notification families whose changes can alter what a customer is entitled to.
 _GRANT_FAMILIES = frozenset({"subscription", "entitlement", "feature", "customer", "plan", "addon", "meter"})
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 Scope = tuple[str, str | None]
+#: A usage head's key: scope, customer, meter and window.
+HeadKey = tuple[Hashable, ...]
+
+
+def _customer_of(event: NotificationEvent) -> str | None:
+    """The customer a customer or subscription notification is about (``None``: another resource,
+    or a payload without one)."""
+    if event.entity_type == "customer":
+        return event.entity_id
+    if event.entity_type == "subscription":
+        subscription = event.payload.get("subscription")
+        customer = subscription.get("customer_id") if isinstance(subscription, dict) else None
+        return customer if isinstance(customer, str) else None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +99,13 @@ class UsageHead:
 
 
 @dataclass(slots=True)
-class _Entries(Generic[V]):
+class _Entries(Generic[K, V]):
     """Insertion-ordered entries with a bound: the oldest go first."""
 
     limit: int
-    items: dict[Hashable, V] = field(default_factory=dict)
+    items: dict[K, V] = field(default_factory=dict)
 
-    def put(self, key: Hashable, value: V) -> None:
+    def put(self, key: K, value: V) -> None:
         self.items.pop(key, None)
         while len(self.items) >= self.limit:
             self.items.pop(next(iter(self.items)))
@@ -104,8 +120,8 @@ class EntitlementCache:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self._lock = threading.Lock()
-        self._grants: _Entries[CustomerGrants] = _Entries(max_entries)
-        self._heads: _Entries[UsageHead] = _Entries(max_entries)
+        self._grants: _Entries[tuple[Scope, str], CustomerGrants] = _Entries(max_entries)
+        self._heads: _Entries[HeadKey, UsageHead] = _Entries(max_entries)
 
     def __repr__(self) -> str:
         return f"<EntitlementCache grants={len(self._grants.items)} usage_heads={len(self._heads.items)}>"
@@ -133,7 +149,7 @@ class EntitlementCache:
 
     # -- usage heads ------------------------------------------------------------------------------
 
-    def usage_head(self, key: Hashable, now: datetime) -> UsageHead | None:
+    def usage_head(self, key: HeadKey, now: datetime) -> UsageHead | None:
         with self._lock:
             found = self._heads.items.get(key)
             if found is not None and now >= found.expires_at:
@@ -141,29 +157,47 @@ class EntitlementCache:
                 return None
             return found
 
-    def keep_usage_head(self, key: Hashable, head: UsageHead) -> None:
+    def keep_usage_head(self, key: HeadKey, head: UsageHead) -> None:
         with self._lock:
             self._heads.put(key, head)
 
     # -- invalidation -----------------------------------------------------------------------------
 
-    def forget(self, tenant_id: str, environment_id: str | None) -> None:
-        """Drop every customer's grants in the scope (usage heads stay: they do not depend on grants)."""
+    def forget(self, tenant_id: str, environment_id: str | None, customer_id: str | None = None) -> None:
+        """Drop the grants of ``customer_id`` (every customer's when ``None``) in the scope (usage
+        heads stay: they do not depend on grants)."""
         scope = (tenant_id, environment_id)
-        with self._lock:
-            for key in [key for key in self._grants.items if key[0] == scope]:  # type: ignore[index]
-                del self._grants.items[key]
+        self._drop({scope} if customer_id is None else set(), {scope: {customer_id}} if customer_id else {})
 
     def observe(self, events: Iterable[NotificationEvent]) -> None:
-        """Called with the notifications a committed unit of work recorded: a change that can alter
-        entitlements drops its scope's grants."""
-        scopes = {
-            (event.tenant_id, event.environment_id)
-            for event in events
-            if event.event_type.split(".", 1)[0] in _GRANT_FAMILIES
-        }
-        for tenant_id, environment_id in scopes:
-            self.forget(tenant_id, environment_id)
+        """Called with the notifications a committed unit of work recorded: a change of a customer
+        or a subscription drops that customer's grants; a change of the catalogue (entitlements,
+        features, plans, add-ons, meters) drops its whole scope's."""
+        scopes: set[Scope] = set()
+        customers: dict[Scope, set[str]] = {}
+        for event in events:
+            if event.event_type.split(".", 1)[0] not in _GRANT_FAMILIES:
+                continue
+            scope = (event.tenant_id, event.environment_id)
+            customer = _customer_of(event)
+            if customer is None:
+                scopes.add(scope)
+            else:
+                customers.setdefault(scope, set()).add(customer)
+        if scopes or customers:
+            self._drop(scopes, customers)
+
+    def _drop(self, scopes: set[Scope], customers: dict[Scope, set[str]]) -> None:
+        """One pass over the grants, whatever the number of changes a commit recorded."""
+        with self._lock:
+            items = self._grants.items
+            doomed = [
+                key
+                for key, grants in items.items()
+                if key[0] in scopes or grants.customer_id in customers.get(key[0], ())
+            ]
+            for key in doomed:
+                del items[key]
 
     def clear(self) -> None:
         """Drop everything (e.g. after writing to the store behind the library's back)."""
