@@ -300,3 +300,26 @@ def test_loading_sources_is_a_fixed_number_of_reads(
         return calls
 
     assert count(1) == count(4) == 5
+
+
+def test_overrides_made_on_create_replace_their_parent(cat: EntitlementCatalogue) -> None:
+    """The override create path of ``POST /subscriptions`` (``override_entitlements``) stores what
+    the aggregation reads: the override takes the plan source's place, and the check follows it."""
+    scoped = cat.scoped
+    bob = scoped.customers.create(external_id="bob", name="Bob")
+    sub = scoped.subscriptions.create(
+        customer_id=bob.id,
+        plan_id=cat.plan_id,
+        currency="usd",
+        billing_period="MONTHLY",
+        override_entitlements=[
+            {"entitlement_id": cat.plan_entitlement(cat.calls).id, "usage_limit": 5000},
+            {"entitlement_id": cat.plan_entitlement(cat.tier).id, "static_value": "silver"},
+        ],
+    )
+    features = by_feature(scoped.subscriptions.entitlements(sub.id).features)
+    assert summary(features[cat.calls]) == (True, 5000, False, [("subscription", 1)])
+    parent = cat.plan_entitlement(cat.calls).id
+    assert features[cat.calls].sources[0].entitlement.parent_entitlement_id == parent
+    assert features[cat.tier].entitlement.static_values == ("silver",)
+    assert scoped.entitlements.check("bob", "calls").limit == 5000
