@@ -38,6 +38,7 @@ from billingkit.services import (
     subscription_entitlements,
     subscription_line_items,
     subscription_modify,
+    subscription_phases,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -196,6 +197,13 @@ class Subscriptions(Area):
         subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
     )
     line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
+    #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
+    add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
+    update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
+    delete_phase = IdOp(subscription_phases.delete_phase)
+    phases = IdOp(subscription_phases.list_phases)
+    get_phase = IdOp(subscription_phases.get_phase)
 
     #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
     search_with_entitlements = RequestOp(

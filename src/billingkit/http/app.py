@@ -34,6 +34,7 @@ from billingkit.http.routes import (
     prices,
     subscription_entitlements,
     subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -83,6 +84,7 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_entitlements,
         subscription_line_items,
