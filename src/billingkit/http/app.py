@@ -32,6 +32,7 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_entitlements,
     subscription_line_items,
     subscription_pauses,
     subscription_phases,
@@ -87,6 +88,7 @@ def build_app(
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_pauses,
+        subscription_entitlements,
         subscription_line_items,
         invoices,
         invoice_documents,
