@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import timedelta
 from typing import Any
 
+from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
@@ -44,6 +45,8 @@ class Settings:
       before the worker finalizes it (at ``last_computed_at`` + the delay); ``timedelta(0)``, the
       default, finalizes at once. Opening, activation, trial-end and direct invoices always
       finalize at once.
+    - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
+      subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -54,6 +57,7 @@ class Settings:
     run_batch_size: int = 500
     worker_interval: float = 60.0
     invoice_finalization_delay: timedelta = timedelta(0)
+    auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -73,6 +77,11 @@ class Settings:
             raise ValidationError(
                 "invoice_finalization_delay must be a timedelta of at least 0",
                 field="invoice_finalization_delay",
+            )
+        check = self.auto_invoice_check_interval
+        if not isinstance(check, timedelta) or check <= timedelta(0):
+            raise ValidationError(
+                "auto_invoice_check_interval must be a timedelta above 0", field="auto_invoice_check_interval"
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
