@@ -33,6 +33,8 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -82,7 +84,9 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_line_items,
         invoices,
         invoice_documents,
         payments,
