@@ -15,10 +15,12 @@ from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
-__all__ = ["DEFAULT_RENEWAL_NOTICE", "Settings"]
+__all__ = ["DEFAULT_ENTITLEMENT_CACHE_TTL", "DEFAULT_RENEWAL_NOTICE", "Settings"]
 
 #: Default lead time of the ``subscription.renewal.due`` notification.
 DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
+#: Default for how long the entitlement check reuses what it read.
+DEFAULT_ENTITLEMENT_CACHE_TTL = timedelta(seconds=30)
 
 
 def _whole(value: object, name: str) -> None:
@@ -45,6 +47,10 @@ class Settings:
       before the worker finalizes it (at ``last_computed_at`` + the delay); ``timedelta(0)``, the
       default, finalizes at once. Opening, activation, trial-end and direct invoices always
       finalize at once.
+    - ``entitlement_cache_ttl``: how long the entitlement check
+      (``scoped.entitlements.check``) reuses what it read: a customer's grants and the early part
+      of a usage window (:mod:`billingkit.services.entitlement_cache`); ``timedelta(0)`` reads
+      everything on every check.
     - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
       subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
 
@@ -57,6 +63,7 @@ class Settings:
     run_batch_size: int = 500
     worker_interval: float = 60.0
     invoice_finalization_delay: timedelta = timedelta(0)
+    entitlement_cache_ttl: timedelta = DEFAULT_ENTITLEMENT_CACHE_TTL
     auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
 
     def __post_init__(self) -> None:
@@ -77,6 +84,11 @@ class Settings:
             raise ValidationError(
                 "invoice_finalization_delay must be a timedelta of at least 0",
                 field="invoice_finalization_delay",
+            )
+        ttl = self.entitlement_cache_ttl
+        if not isinstance(ttl, timedelta) or ttl < timedelta(0):
+            raise ValidationError(
+                "entitlement_cache_ttl must be a timedelta of at least 0", field="entitlement_cache_ttl"
             )
         check = self.auto_invoice_check_interval
         if not isinstance(check, timedelta) or check <= timedelta(0):
