@@ -265,3 +265,49 @@ def test_unknown_archived_and_forbidden(w: World, billing: Billing, setup: Any) 
         reader.plans.sync_subscriptions(w.plan.id)
     with pytest.raises(ValidationError, match="batch_size"):
         w.s.plans.sync_subscriptions(w.plan.id, batch_size=0)
+
+
+def test_phases_get_copies_of_new_prices_and_keep_their_overrides(w: World) -> None:
+    # Created with the fee overridden at 15.00 (override_line_items) and a phase [+10 d, +20 d)
+    # that re-prices the fee at 10.00 for its window.
+    start, end = NOW + timedelta(days=10), NOW + timedelta(days=20)
+    overridden = w.subscribe(1, override_line_items=[{"price_id": w.fee_id, "amount": "15"}])
+    phased = w.subscribe(
+        0,
+        phases=[
+            {
+                "start_date": start.isoformat(),
+                "end_date": end.isoformat(),
+                "override_line_items": [{"price_id": w.fee_id, "amount": "10"}],
+            }
+        ],
+    )
+    (phase,) = w.s.subscriptions.phases(phased.id)
+    phase_fee = next(
+        li.price_id for li in phased.line_items if li.subscription_phase_id and li.meter_id is None
+    )
+    successor, exports = w.change_plan()  # at SYNC_AT = NOW + 4 days
+    result = w.s.plans.sync_subscriptions(w.plan.id)
+    assert (result.subscriptions_checked, result.subscriptions_updated) == (2, 2)
+
+    spans = {(li.price_id, li.subscription_phase_id, li.start_date, li.end_date) for li in w.lines(phased)}
+    assert spans == {
+        # the fee: its plan pieces end (the later one at its own start), the phase keeps its 10.00
+        (w.fee_id, None, NOW, SYNC_AT),
+        (w.fee_id, None, end, end),
+        (phase_fee, phase.id, start, end),
+        # the fee's new version: plan time only (the phase overrides the fee's lineage)
+        (successor, None, SYNC_AT, start),
+        (successor, None, end, None),
+        # calls ended: every piece and copy ends, none before its start
+        (w.calls_id, None, NOW, SYNC_AT),
+        (w.calls_id, phase.id, start, start),
+        (w.calls_id, None, end, end),
+        # exports: plan time and a copy in the phase
+        (exports, None, SYNC_AT, start),
+        (exports, phase.id, start, end),
+        (exports, None, end, None),
+    }
+    # The subscription overriding the fee keeps its own fee and gets no successor.
+    prices = {li.price_id for li in w.lines(overridden)}
+    assert successor not in prices and w.fee_id not in prices and exports in prices

@@ -166,6 +166,14 @@ def opener(subscription: Subscription) -> Any:
     return open_line
 
 
+def sync(subscription: Subscription, changed: list[Price], **options: Any) -> Any:
+    ids = (f"line_new_{n}" for n in range(100))
+    options.setdefault("overridden", {})
+    return sync_line_items(
+        subscription, changed, open_line=opener(subscription), new_id=lambda: next(ids), **options
+    )
+
+
 def test_sync_worked_example() -> None:
     # Plan: A (seq 1, fee) and B (seq 2, calls); the subscription, synced at 2, overrides A with
     # its own price O (parent A). On 10 May: A is versioned (A ends, seq 3; A2 starts, seq 4, parent
@@ -192,7 +200,7 @@ def test_sync_worked_example() -> None:
             end_date=datetime(2026, 4, 20, tzinfo=UTC),
         ),
     ]
-    result = sync_line_items(subscription, changed, overridden={"price_a"}, open_line=opener(subscription))
+    result = sync(subscription, changed, overridden={None: {"price_a"}})
     spans = [(li.price_id, li.start_date, li.end_date) for li in result.lines]
     assert spans == [
         ("price_o", d(1), None),  # the override is kept; A2 (A's lineage) is not opened beside it
@@ -203,7 +211,7 @@ def test_sync_worked_example() -> None:
     assert ([li.price_id for li in result.added], result.ended, result.changed) == (["price_c"], 1, True)
     # Without the override, A's line ends and A2 continues where it stopped.
     plain = sub(line("price_a", "FIXED"), synced_price_sequence=2)
-    result = sync_line_items(plain, changed[:2], overridden=set(), open_line=opener(plain))
+    result = sync(plain, changed[:2])
     assert [(li.price_id, li.start_date, li.end_date) for li in result.lines] == [
         ("price_a", d(1), d(10)),
         ("price_a2", d(1), None),  # A2 has no start of its own and was made on 1 May (created_at)
@@ -215,7 +223,7 @@ def test_sync_never_reopens_an_invoiced_period_and_skips_inherited_skeletons() -
     # that started 10 May opens at 20 May.
     subscription = sub(line("price_b"), current_period_start=d(20), synced_price_sequence=1)
     changed = [price("price_b", 2, end_date=d(10)), price("price_c", 3, start_date=d(10))]
-    result = sync_line_items(subscription, changed, overridden=set(), open_line=opener(subscription))
+    result = sync(subscription, changed)
     assert [(li.price_id, li.start_date, li.end_date) for li in result.lines] == [
         ("price_b", d(1), d(20)),
         ("price_c", d(20), None),
@@ -223,7 +231,7 @@ def test_sync_never_reopens_an_invoiced_period_and_skips_inherited_skeletons() -
     skeleton = subscription.model_copy(
         update={"subscription_type": SubscriptionType.INHERITED, "line_items": ()}
     )
-    assert not sync_line_items(skeleton, changed, overridden=set(), open_line=opener(skeleton)).changed
+    assert not sync(skeleton, changed).changed
     assert lineage(price("price_a2", 4, parent_price_id="price_a")) == "price_a"
 
 
@@ -235,9 +243,42 @@ def test_sync_is_idempotent_and_never_drops_a_line(ends: list[bool], day: int) -
     subscription = sub(*lines, synced_price_sequence=0)
     changed = [price(f"price_{i}", i + 1, end_date=d(day + 1) if end else None) for i, end in enumerate(ends)]
     changed.append(price("price_new", 99, created_at=d(day)))
-    once = sync_line_items(subscription, changed, overridden=set(), open_line=opener(subscription))
+    once = sync(subscription, changed)
     again_sub = subscription.model_copy(update={"line_items": once.lines})
-    twice = sync_line_items(again_sub, changed, overridden=set(), open_line=opener(again_sub))
+    twice = sync(again_sub, changed)
     assert not twice.changed and twice.lines == once.lines
     assert [li.id for li in once.lines][: len(lines)] == [li.id for li in lines]
     assert once.ended == sum(ends)
+
+
+def test_a_new_price_makes_room_for_phases_and_a_phase_override_keeps_its_own() -> None:
+    # Phases [15 May, 25 May) (it overrides price_a) and [25 May, open). Price C opens 10 May: a plan
+    # piece until the first phase, copies in each phase, and no plan piece after (the last phase is
+    # open). A2, a new version of A, gets no copy in the phase that overrides A.
+    subscription = sub(line("price_b"), synced_price_sequence=1)
+    phases = [("phase_2", d(25), None), ("phase_1", d(15), d(25))]
+    changed = [
+        price("price_c", 2, created_at=d(10)),
+        price("price_a2", 3, parent_price_id="price_a", start_date=d(10)),
+    ]
+    result = sync(subscription, changed, phases=phases, overridden={"phase_1": {"price_a"}})
+    spans = [(li.price_id, li.subscription_phase_id, li.start_date, li.end_date) for li in result.added]
+    assert spans == [
+        ("price_c", None, d(10), d(15)),
+        ("price_c", "phase_1", d(15), d(25)),
+        ("price_c", "phase_2", d(25), None),
+        ("price_a2", None, d(10), d(15)),
+        ("price_a2", "phase_2", d(25), None),  # phase_1 keeps its override of A
+    ]
+    # Ending C ends every piece and copy of it: a piece that starts later ends at its own start.
+    ended = sync(
+        subscription.model_copy(update={"line_items": result.lines, "synced_price_sequence": 3}),
+        [price("price_c", 4, created_at=d(10), end_date=d(20))],
+    )
+    spans = [
+        (li.subscription_phase_id, li.start_date, li.end_date)
+        for li in ended.lines
+        if li.price_id == "price_c"
+    ]
+    assert spans == [(None, d(10), d(15)), ("phase_1", d(15), d(20)), ("phase_2", d(25), d(25))]
+    assert ended.ended == 2

@@ -13,9 +13,14 @@ with the plan prices whose sequence is above it:
   or from the current period's start when that is later, until the price's ``end_date``: a
   versioned price's successor continues where its predecessor's line ends, and nothing already
   invoiced is reopened; a price whose window lies before the current period opens nothing;
-* a line whose price was **overridden** for the subscription (a subscription-owned price whose
-  ``parent_price_id`` is a plan price) is kept as it is, and no version of the overridden price
-  (same lineage: ``parent_price_id`` or, for the first version, its own id) is opened beside it;
+* a line whose price was **overridden** for the subscription (a subscription-owned price made from
+  a plan price, directly or through the subscription's own override) is kept as it is, and no
+  version of the overridden price (same lineage: ``parent_price_id`` or, for the first version,
+  its own id) is opened beside it;
+* with **phases**, a new price's line makes room for them as a plan line does
+  (:class:`~billingkit.domain.phase_windows.PhaseLines`): it is cut around each phase window and
+  each phase gets its own copy, except a phase that overrides the price's lineage (it keeps its
+  override); an ended price ends the phases' copies too;
 * lines of add-ons and other owners are never touched; ``inherited`` subscriptions (skeletons
   billed on their parent) get no lines.
 
@@ -27,14 +32,15 @@ the current period start or C's start, whichever is later, and the subscription 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from billingkit.domain.catalog import Price
+from billingkit.domain.phase_windows import PhaseLines
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionType
 
-__all__ = ["LineChanges", "lineage", "matches_subscription", "sync_line_items"]
+__all__ = ["LineChanges", "PhaseWindow", "lineage", "matches_subscription", "sync_line_items"]
 
 
 def lineage(price: Price) -> str:
@@ -67,17 +73,46 @@ class LineChanges:
         return bool(self.added or self.ended)
 
 
+#: A phase of the subscription: its id, start and end (``None``: open-ended).
+PhaseWindow = tuple[str, datetime, datetime | None]
+
+
+def _around_phases(
+    line: SubscriptionLineItem,
+    family: str,
+    phases: Sequence[PhaseWindow],
+    overridden: Mapping[str | None, Collection[str]],
+    new_id: Callable[[], str],
+    sub_start: datetime,
+) -> list[SubscriptionLineItem]:
+    """A new plan line cut around the phases, with each phase's copy (none for a phase that
+    overrides ``family``)."""
+    if not phases:
+        return [line]
+    tiles = PhaseLines([line], {}, new_id, sub_start=sub_start)
+    dropped: set[str] = set()
+    for phase_id, start, end in sorted(phases, key=lambda phase: (phase[1], phase[0])):
+        made = tiles.claim(phase_id, (start, end))
+        if family in overridden.get(phase_id, ()):
+            dropped.update(copy.id for copy in made)
+    return [piece for piece in tiles.lines if piece.id not in dropped]
+
+
 def sync_line_items(
     sub: Subscription,
     changed: Sequence[Price],
     *,
-    overridden: Collection[str],
+    overridden: Mapping[str | None, Collection[str]],
     open_line: Callable[[Price, datetime], SubscriptionLineItem],
+    new_id: Callable[[], str],
+    phases: Sequence[PhaseWindow] = (),
 ) -> LineChanges:
     """``sub``'s line items reconciled with the ``changed`` plan prices (those whose sequence is
     above ``sub.synced_price_sequence``; see the module doc). ``overridden``: the lineages of the
-    plan prices ``sub`` overrides. ``open_line(price, start)`` makes the new line of ``price``
-    for ``sub`` starting at ``start`` (ending at the price's ``end_date``). Pure."""
+    plan prices ``sub`` overrides, by phase id (``None``: its plan lines outside phases).
+    ``open_line(price, start)`` makes the new line of ``price`` for ``sub`` starting at ``start``
+    (ending at the price's ``end_date``); ``new_id`` makes the ids of its pieces and phase copies.
+    ``phases``: the subscription's live phases. Pure."""
     if sub.subscription_type is SubscriptionType.INHERITED:
         return LineChanges(sub.line_items, (), 0)
     floor = sub.current_period_start
@@ -96,12 +131,13 @@ def sync_line_items(
                     lines[i] = line.model_copy(update={"end_date": end})
                     ended += 1
             continue
-        if lineage(price) in overridden or not matches_subscription(price, sub):
+        family = lineage(price)
+        if family in overridden.get(None, ()) or not matches_subscription(price, sub):
             continue
         start = max(price.start_date or price.created_at, floor)
         if price.end_date is not None and price.end_date <= start:
             continue  # its whole window lies before the current period
-        line = open_line(price, start)
-        lines.append(line)
-        added.append(line)
+        pieces = _around_phases(open_line(price, start), family, phases, overridden, new_id, sub.start_date)
+        lines += pieces
+        added += pieces
     return LineChanges(tuple(lines), tuple(added), ended)

@@ -26,7 +26,7 @@ from typing import Any
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Plan, Price, PriceEntityType
 from billingkit.domain.customers import Customer
-from billingkit.domain.plan_price_sync import lineage, sync_line_items
+from billingkit.domain.plan_price_sync import PhaseWindow, lineage, sync_line_items
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
@@ -35,10 +35,15 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.owned_prices import all_prices, owner_filters
+from billingkit.services.records import list_where_in
 from billingkit.services.subscription_lines import record_line_items
 from billingkit.services.subscription_setup import plan_line_items
 
 __all__ = ["PlanPriceSync", "SyncBatch", "start_sync", "sync_batch"]
+
+#: How many subscription-owned prices may lie between a line's price and the plan price it was
+#: made from (a phase's override of the subscription's override of a plan price: 2).
+_OVERRIDE_DEPTH = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,23 +154,47 @@ def start_sync(uow: UnitOfWork, ctx: Context, *, plan_id: str) -> PlanPriceSync:
 
 def _overridden(
     uow: UnitOfWork, subs: Sequence[Subscription], plan_prices: dict[str, Price]
-) -> dict[str, set[str]]:
-    """Per subscription, the lineages of the plan prices it overrides: its lines whose price is
-    subscription-owned with a plan price as ``parent_price_id`` (one read for the batch)."""
-    others = {line.price_id for sub in subs for line in sub.line_items if line.price_id not in plan_prices}
-    owned = {
-        price.id: price
-        for price in uow.prices.find_many(others)
-        if price.entity_type is PriceEntityType.SUBSCRIPTION and price.parent_price_id in plan_prices
-    }
-    return {
-        sub.id: {
-            lineage(plan_prices[owned[line.price_id].parent_price_id or ""])
-            for line in sub.line_items
-            if line.price_id in owned
-        }
-        for sub in subs
-    }
+) -> dict[str, dict[str | None, set[str]]]:
+    """Per subscription, the lineages of the plan prices it overrides, by phase id (``None``: its
+    lines outside phases): its lines whose price is subscription-owned and made from a plan price,
+    directly or through another subscription-owned price (a phase's override of an override).
+    One read per level of that chain for the whole batch."""
+    owned: dict[str, Price] = {}
+    wanted = {line.price_id for sub in subs for line in sub.line_items if line.price_id not in plan_prices}
+    for _ in range(_OVERRIDE_DEPTH):
+        found = [p for p in uow.prices.find_many(wanted) if p.entity_type is PriceEntityType.SUBSCRIPTION]
+        owned.update((p.id, p) for p in found)
+        wanted = {p.parent_price_id for p in found if p.parent_price_id} - set(owned) - set(plan_prices)
+        if not wanted:
+            break
+
+    def root(price_id: str) -> str | None:
+        for _ in range(_OVERRIDE_DEPTH + 1):
+            if price_id in plan_prices:
+                return lineage(plan_prices[price_id])
+            price = owned.get(price_id)
+            if price is None or price.parent_price_id is None:
+                return None
+            price_id = price.parent_price_id
+        return None
+
+    result: dict[str, dict[str | None, set[str]]] = {}
+    for sub in subs:
+        by_phase: dict[str | None, set[str]] = {}
+        for line in sub.line_items:
+            family = root(line.price_id) if line.price_id in owned and line.entity_type == "plan" else None
+            if family is not None:
+                by_phase.setdefault(line.subscription_phase_id, set()).add(family)
+        result[sub.id] = by_phase
+    return result
+
+
+def _phases(uow: UnitOfWork, subs: Sequence[Subscription]) -> dict[str, list[PhaseWindow]]:
+    """The live phases of each subscription (one read for the batch)."""
+    windows: dict[str, list[PhaseWindow]] = {sub.id: [] for sub in subs}
+    for phase in list_where_in(uow.subscription_phases, "subscription_id", windows):
+        windows[phase.subscription_id].append((phase.id, phase.start_date, phase.end_date))
+    return windows
 
 
 class _Opener:
@@ -241,6 +270,7 @@ def sync_batch(
     by_id = {price.id: price for price in prices}
     sequence = max((p.sequence for p in prices), default=0)
     overridden = _overridden(uow, subs, by_id)
+    phases = _phases(uow, subs)
     customers = {c.id: c for c in uow.customers.find_many({sub.customer_id for sub in subs})}
     opener = _Opener(uow, ctx, plan, customers[subs[0].customer_id])
     changes: list[tuple[Subscription, Subscription]] = []
@@ -254,6 +284,8 @@ def sync_batch(
             changed,
             overridden=overridden[sub.id],
             open_line=partial(opener.line, sub),
+            new_id=partial(ctx.ids.new, "subs_line"),
+            phases=phases[sub.id],
         )
         fields: dict[str, Any] = {"synced_price_sequence": max(sequence, sub.synced_price_sequence)}
         if result.changed:
