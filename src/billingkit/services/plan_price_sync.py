@@ -30,7 +30,7 @@ from billingkit.domain.plan_price_sync import PhaseWindow, lineage, sync_line_it
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
-from billingkit.errors import NotFound
+from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
@@ -202,18 +202,23 @@ class _Opener:
     display names: :func:`~billingkit.services.subscription_setup.plan_line_items`), made once per
     batch and copied for each subscription with its own id, owner and start."""
 
-    def __init__(self, uow: UnitOfWork, ctx: Context, plan: Plan, customer: Customer) -> None:
-        self._uow, self._ctx, self._plan, self._customer = uow, ctx, plan, customer
+    def __init__(self, uow: UnitOfWork, ctx: Context, plan: Plan, customers: dict[str, Customer]) -> None:
+        self._uow, self._ctx, self._plan, self._customers = uow, ctx, plan, customers
         self._made: dict[str, SubscriptionLineItem] = {}
 
     def line(self, sub: Subscription, price: Price, start: datetime) -> SubscriptionLineItem:
         made = self._made.get(price.id)
+        customer = self._customers.get(sub.customer_id)
+        if customer is None:  # as billing it would: a subscription cannot be priced without it
+            raise ValidationError(
+                f"customer {sub.customer_id} of subscription {sub.id} is missing", field="customer_id"
+            )
         if made is None:
             (made,) = plan_line_items(
                 self._uow,
                 self._ctx,
                 sub_id=sub.id,
-                customer=self._customer,
+                customer=customer,
                 plan=self._plan,
                 prices=[price],
                 start=start,
@@ -272,7 +277,7 @@ def sync_batch(
     overridden = _overridden(uow, subs, by_id)
     phases = _phases(uow, subs)
     customers = {c.id: c for c in uow.customers.find_many({sub.customer_id for sub in subs})}
-    opener = _Opener(uow, ctx, plan, customers[subs[0].customer_id])
+    opener = _Opener(uow, ctx, plan, customers)
     changes: list[tuple[Subscription, Subscription]] = []
     added: list[SubscriptionLineItem] = []
     updated: set[str] = set()
