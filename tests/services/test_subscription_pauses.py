@@ -565,3 +565,31 @@ def test_credits_due_before_a_pause_are_granted_even_when_carried_out_during_it(
     w.s.subscriptions.pause(sub.id)
     w.run(at(6, 4))
     assert _applications(w, sub) == [(at(5, 1), "applied"), (at(6, 1), "applied"), (at(7, 1), "pending")]
+
+
+def test_auto_invoice_threshold_checks_stop_while_paused_and_start_again(w: World) -> None:
+    meter = w.s.meters.create(name="Calls", event_name="api", aggregation={"type": "COUNT"})
+    usage = {
+        "type": "USAGE",
+        "billing_model": "FLAT_FEE",
+        "amount": "0.1",
+        "currency": "usd",
+        "billing_period": "MONTHLY",
+        "invoice_cadence": "ARREAR",
+        "meter_id": meter.id,
+    }
+    plan = w.s.plans.create(name="Metered", prices=[usage])
+    sub = w.s.subscriptions.create(
+        customer_id=w.customer_id,
+        plan_id=plan.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        auto_invoice_threshold="50",
+    )
+    interval = w.billing.settings.auto_invoice_check_interval
+    assert sub.next_run_at == at(5, 1) + interval
+    w.clock.set(at(5, 10))
+    assert w.s.subscriptions.pause(sub.id).subscription.next_run_at is None
+    w.clock.set(at(5, 12))
+    resumed = w.s.subscriptions.resume(sub.id).subscription
+    assert resumed.next_run_at == at(5, 12) + interval

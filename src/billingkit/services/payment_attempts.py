@@ -30,6 +30,7 @@ from billingkit.services.context import Context
 from billingkit.services.payment_collection import wallet_worth
 from billingkit.services.payments import PaymentCreate, record_payment
 from billingkit.services.records import get_live, list_where_in
+from billingkit.services.subscription_payment_methods import subscription_method
 
 __all__ = ["attempt_payment", "collect_remaining"]
 
@@ -87,11 +88,7 @@ def attempt_payment(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoic
     check_payable(invoice)
     if invoice.amount_remaining <= ZERO:
         raise InvalidOperation(f"invoice {invoice.invoice_number or invoice.id} has nothing left to pay")
-    card = None
-    if invoice.subscription_id is not None:
-        sub = uow.subscriptions.find(invoice.subscription_id)
-        card = sub.gateway_payment_method_id if sub is not None else None
-    invoice, tried = collect_remaining(uow, ctx, invoice, card=card)
+    invoice, tried = collect_remaining(uow, ctx, invoice, card=subscription_method(uow, invoice.id))
     if not tried:
         raise InvalidOperation(
             f"customer {invoice.customer_id} has no payment method to collect invoice "

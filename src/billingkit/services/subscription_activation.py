@@ -11,6 +11,7 @@ is recorded.
 
 from __future__ import annotations
 
+from billingkit.domain.auto_invoice_thresholds import with_next_check
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.payment_behavior import ACTIVATING_REASONS, fully_paid
 from billingkit.domain.resources import Status
@@ -50,5 +51,6 @@ def activate_when_paid(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
     active = sub.model_copy(
         update={"subscription_status": SubscriptionStatus.ACTIVE, "next_run_at": due, **ctx.touch()}
     )
+    active = with_next_check(active, ctx.now, ctx.settings.auto_invoice_check_interval)
     saved = uow.subscriptions.update(active, expected_version=sub.version)
     notifications.notify(uow, ctx, "subscription.activated", saved, uow.customers.find(saved.customer_id))

@@ -35,6 +35,7 @@ from typing import Annotated, Any, Self, cast
 from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
+from billingkit.domain.auto_invoice_thresholds import with_next_check
 from billingkit.domain.pause_rules import (
     BillingImpact,
     check_pausable,
@@ -233,6 +234,8 @@ def _resume(
 ) -> tuple[Subscription, SubscriptionPause]:
     """``sub`` resumed at ``at`` from its active ``pause``, and the completed pause."""
     after = resumed(sub, pause, at=at, renewal_notice=ctx.settings.renewal_notice)
+    # An auto-invoice threshold's checks, stopped while paused, start again.
+    after = with_next_check(after, ctx.now, ctx.settings.auto_invoice_check_interval)
     done = pause.model_copy(
         update={
             **ctx.touch(),
