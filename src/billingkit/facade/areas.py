@@ -32,6 +32,8 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
+    subscription_addon_removal,
+    subscription_addons,
     subscription_modify,
     subscriptions,
     wallet_balances,
@@ -179,6 +181,15 @@ class Subscriptions(Area):
     modify = IdRequestOp(
         subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
     )
+
+    #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
+    add_addon = RequestOp(subscription_addons.add_addon, subscription_addons.AddAddonRequest)
+    #: End an add-on: ``remove_addon(addon_association_id=..., effective_date=...)``.
+    remove_addon = RequestOp(
+        subscription_addon_removal.remove_addon, subscription_addon_removal.RemoveAddonRequest
+    )
+    #: The subscription's add-on associations in force now or later, oldest first.
+    addon_associations = IdOp(subscription_addons.addon_associations)
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

@@ -32,6 +32,7 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_addons,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -81,6 +82,7 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
         subscriptions,
         invoices,
         invoice_documents,

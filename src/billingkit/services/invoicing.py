@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowance
+from billingkit.domain.allowances import apply_allowance
 from billingkit.domain.catalog import Coupon, Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
@@ -52,6 +52,7 @@ from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
 from billingkit.services import notifications
+from billingkit.services.addon_allowances import AddonAllowances, line_allowance, load_addon_allowances
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import load_coupon_associations
 from billingkit.services.invoice_adjustments import (
@@ -125,6 +126,8 @@ class Snapshot:
     customers: dict[str, Customer] = field(default_factory=dict)
     # plan id -> meter id -> the plan's entitlement on the feature metered by that meter
     allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    # subscription id -> meter id -> its add-ons' entitlements on that meter, with their dates
+    addon_allowances: AddonAllowances = field(default_factory=dict)
     # subscription id -> the coupons attached to it, as the billing core applies them
     coupon_associations: dict[str, tuple[CouponAssociation, ...]] = field(default_factory=dict)
     # coupon id -> the stored coupon (its snapshot goes on each coupon application record)
@@ -203,6 +206,7 @@ def load_snapshot(
         feature = features.get(entitlement.feature_id)
         if feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    snapshot.addon_allowances = load_addon_allowances(uow, subscriptions)
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
@@ -324,18 +328,16 @@ def _line_input(
             **common,
         )
     allowance: Decimal | None = None
-    entitlement = snapshot.allowances.get(sub.plan_id, {}).get(line.meter_id or "")
-    if entitlement is not None and supported_allowance(entitlement, sub):
-        result = apply_allowance(
-            Allowance(
-                usage_limit=None if entitlement.usage_limit is None else Decimal(entitlement.usage_limit),
-                is_soft_limit=entitlement.is_soft_limit,
-                is_enabled=entitlement.is_enabled,
-                usage_reset_period=AllowanceReset.BILLING_PERIOD,
-            ),
-            value,
-        )
-        allowance = value - result.billable
+    meter_id = line.meter_id or ""
+    rule = line_allowance(
+        snapshot.allowances.get(sub.plan_id, {}).get(meter_id),
+        snapshot.addon_allowances.get(sub.id, {}).get(meter_id, ()),
+        arrear_window(line, charge.period),
+        sub,
+        supported_allowance,
+    )
+    if rule is not None:
+        allowance = value - apply_allowance(rule, value).billable
     return LineItemInput(line.id, spec, "USAGE", ARREAR, quantity=value, allowance=allowance, **common)
 
 
@@ -399,8 +401,8 @@ def build_invoice(
             InvoiceLineItem(
                 id=ctx.ids.new("inv_line"),
                 subscription_line_item_id=item.id if item is not None else None,
-                entity_type="plan",
-                entity_id=sub.plan_id,
+                entity_type=item.entity_type if item is not None else "plan",
+                entity_id=item.entity_id if item is not None else sub.plan_id,
                 plan_display_name=item.plan_display_name if item is not None else None,
                 display_name=drafted.display_name,
                 meter_id=drafted.meter_id,

@@ -96,6 +96,12 @@ from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.records import build, get_live
 from billingkit.services.search import Searches, SearchRequest
+from billingkit.services.subscription_addons import (
+    MAX_ADDONS,
+    AddonAttachment,
+    attach_addons,
+    follow_activation,
+)
 from billingkit.services.subscription_commitments import (
     LineItemCommitmentConfig,
     check_line_item_commitments,
@@ -138,7 +144,6 @@ MAX_TRIAL_DAYS = 3650
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
 _NOT_YET = (
-    "addons",
     "line_items",
     "override_line_items",
     "override_entitlements",
@@ -221,7 +226,7 @@ class SubscriptionCreate(InputModel):
     lookup_key: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
     timezone: TimeZoneName | None = None
     metadata: Metadata = {}
-    addons: Any = None
+    addons: Annotated[list[AddonAttachment], Field(max_length=MAX_ADDONS)] | None = None
     credit_grants: Annotated[list[SubscriptionCreditGrantInput], Field(max_length=_MAX_GRANTS)] | None = None
     line_items: Any = None
     override_line_items: Any = None
@@ -405,6 +410,7 @@ def create_subscription(
         sub = sub.model_copy(
             update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
         )
+    sub = attach_addons(uow, ctx, sub, data.addons)
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)
@@ -442,7 +448,7 @@ def activate_subscription(
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
-    activated = activated.model_copy(update=ctx.touch())
+    activated = follow_activation(uow, ctx, sub, activated.model_copy(update=ctx.touch()))
     move_with_activation(uow, ctx, sub, activated)
     start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
