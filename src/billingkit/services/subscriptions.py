@@ -22,6 +22,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   trialing, or a draft activated) each gets its first credit grant application, and the ones due
   at once top up the customer's prepaid wallet before the opening invoice is computed
   (:mod:`billingkit.services.credit_grant_applications`).
+* Add-ons (``addons``) are attached before the opening invoice, which bills their lines
+  (:mod:`billingkit.services.subscription_addons`).
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
