@@ -517,3 +517,16 @@ def test_two_charges_from_the_same_instant_are_refused_whole(w: World) -> None:
     w.clock.advance(timedelta(seconds=1))
     later = w.s.subscriptions.add_addon(subscription_id=sub.id, addon_id=w.addon_id, cadence="onetime")
     assert later.invoice is not None and later.invoice.total == D("31.00")
+
+
+def test_addons_of_a_backdated_subscription_start_with_it(w: World) -> None:
+    w.clock.set(at(6, 15))
+    sub = w.subscribe(start_date=at(5, 1), addons=[{"addon_id": w.addon_id}])
+    (association,) = w.s.subscriptions.addon_associations(sub.id)
+    assert association.start_date == MAY
+    opening = w.invoices(sub)[0]
+    assert opening.period_start == MAY
+    assert [(li.display_name, li.amount) for li in opening.line_items] == [
+        ("Pro fee", D("20.00")),
+        ("Extra fee", D("31.00")),
+    ]

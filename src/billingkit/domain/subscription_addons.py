@@ -61,8 +61,9 @@ def line_window(
     ``[price_start, price_end)``.
 
     ``recurring``: from ``start``. ``onetime``: within ``period`` (its :func:`onetime_period`,
-    required then): FIXED lines cover the whole period, so their one charge is the full price;
-    USAGE lines count from ``start``; both end with the period. Example: see the module doc.
+    required then): FIXED lines cover the whole period, so their one charge is the full price (a
+    calendar first stub with ``create_prorations`` prorates it like the plan's fees); USAGE lines
+    count from ``start``; both end with the period. Example: see the module doc.
     """
     if cadence is AddonCadence.RECURRING:
         begin, end = start, price_end

@@ -272,11 +272,11 @@ def _grant_copies(
     return copies
 
 
-def _start(data: AddonAttachment, sub: Subscription, ctx: Context, field: str) -> datetime:
-    """The association's start: as asked, else now (a draft: its own start), checked against the
-    subscription's life and its billed periods."""
+def _start(data: AddonAttachment, sub: Subscription, ctx: Context, field: str, *, new: bool) -> datetime:
+    """The association's start: as asked, else the subscription's start (a ``new`` subscription
+    or a draft), else now; checked against the subscription's life and its billed periods."""
     draft = sub.subscription_status is SubscriptionStatus.DRAFT
-    start = data.start_date or (sub.start_date if draft else max(ctx.now, sub.start_date))
+    start = data.start_date or (sub.start_date if new or draft else max(ctx.now, sub.start_date))
     if start < sub.start_date:
         raise ValidationError("start_date is before the subscription's start", field=field)
     if not draft and start < sub.current_period_start:
@@ -290,12 +290,12 @@ def _start(data: AddonAttachment, sub: Subscription, ctx: Context, field: str) -
 
 
 def _attach(
-    uow: UnitOfWork, ctx: Context, sub: Subscription, data: AddonAttachment, prefix: str
+    uow: UnitOfWork, ctx: Context, sub: Subscription, data: AddonAttachment, prefix: str, *, new: bool
 ) -> tuple[Subscription, AddonAssociation, list[SubscriptionLineItem], list[CreditGrant]]:
     """``data`` attached to ``sub`` (not saved): the subscription with the new lines, the stored
     association, the new lines and the stored grant copies. Errors name ``prefix`` + field."""
     addon = _find_addon(uow, data.addon_id, prefix + "addon_id")
-    start = _start(data, sub, ctx, prefix + "start_date")
+    start = _start(data, sub, ctx, prefix + "start_date", new=new)
     prices = _matching_prices(uow, addon, sub, start, prefix + "addon_id")
     _check_entitlements(uow, addon, sub, prefix + "addon_id")
     period = None
@@ -349,7 +349,7 @@ def attach_addons(
     ``addons[i].<field>``), its grants started; returns ``sub`` with the add-ons' lines, which
     its opening invoice then bills and ``create_subscription`` records."""
     for index, data in enumerate(requests or ()):
-        sub, _association, _lines, grants = _attach(uow, ctx, sub, data, f"addons[{index}].")
+        sub, _association, _lines, grants = _attach(uow, ctx, sub, data, f"addons[{index}].", new=True)
         start_grants(uow, ctx, sub, grants)
     return sub
 
@@ -371,7 +371,7 @@ def add_addon(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedA
         raise InvalidOperation(
             f"subscription {sub.id} is {sub.subscription_status.value}: add-ons cannot be added"
         )
-    updated, association, lines, grants = _attach(uow, ctx, sub, data, "")
+    updated, association, lines, grants = _attach(uow, ctx, sub, data, "", new=False)
     invoice = None
     behaviour = data.proration_behavior or sub.proration_behavior
     charged_now = data.cadence is AddonCadence.ONETIME or behaviour is ProrationBehavior.CREATE_PRORATIONS
