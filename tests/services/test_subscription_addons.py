@@ -530,3 +530,26 @@ def test_addons_of_a_backdated_subscription_start_with_it(w: World) -> None:
         ("Pro fee", D("20.00")),
         ("Extra fee", D("31.00")),
     ]
+
+
+@pytest.mark.parametrize("storage", ["memory"], indirect=True)
+def test_commitments_apply_to_addon_lines_and_daily_allowances_are_refused(w: World) -> None:
+    sub = w.subscribe()
+    commitment = {"commitment_type": "amount", "commitment_amount": "5", "overage_factor": "1.5"}
+    added = w.s.subscriptions.add_addon(
+        subscription_id=sub.id, addon_id=w.addon_id, line_item_commitments={w.usage_price_id: commitment}
+    )
+    usage_line = added.subscription.line_items[-1]
+    assert (usage_line.price_id, usage_line.commitment_amount, usage_line.commitment_overage_factor) == (
+        w.usage_price_id,
+        D(5),
+        D("1.5"),
+    )
+    daily = w.s.addons.create(
+        name="Daily",
+        lookup_key="daily",
+        entitlements=[{"feature_id": w.feature_id, "usage_limit": 10, "usage_reset_period": "DAILY"}],
+    )
+    with pytest.raises(ValidationError) as caught:
+        w.subscribe(addons=[{"addon_id": daily.id}])
+    assert caught.value.field == "addons[0].addon_id" and "resets DAILY" in caught.value.message

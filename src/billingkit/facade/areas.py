@@ -183,10 +183,15 @@ class Subscriptions(Area):
     )
 
     #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
-    add_addon = RequestOp(subscription_addons.add_addon, subscription_addons.AddAddonRequest)
+    #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.
+    add_addon = RequestOp(
+        subscription_addons.add_addon, subscription_addons.AddAddonRequest, conflict_retries=2
+    )
     #: End an add-on: ``remove_addon(addon_association_id=..., effective_date=...)``.
     remove_addon = RequestOp(
-        subscription_addon_removal.remove_addon, subscription_addon_removal.RemoveAddonRequest
+        subscription_addon_removal.remove_addon,
+        subscription_addon_removal.RemoveAddonRequest,
+        conflict_retries=2,
     )
     #: The subscription's add-on associations in force now or later, oldest first.
     addon_associations = IdOp(subscription_addons.addon_associations)

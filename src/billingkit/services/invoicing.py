@@ -329,15 +329,13 @@ def _line_input(
         )
     allowance: Decimal | None = None
     meter_id = line.meter_id or ""
-    rule = line_allowance(
-        snapshot.allowances.get(sub.plan_id, {}).get(meter_id),
-        snapshot.addon_allowances.get(sub.id, {}).get(meter_id, ()),
-        arrear_window(line, charge.period),
-        sub,
-        supported_allowance,
-    )
-    if rule is not None:
-        allowance = value - apply_allowance(rule, value).billable
+    entitlement = snapshot.allowances.get(sub.plan_id, {}).get(meter_id)
+    addons = snapshot.addon_allowances.get(sub.id, {}).get(meter_id, ())
+    if entitlement is not None or addons:  # the plan's allowance, plus the add-ons' in force
+        window = arrear_window(line, charge.period)
+        rule = line_allowance(entitlement, addons, window, sub, supported_allowance)
+        if rule is not None:
+            allowance = value - apply_allowance(rule, value).billable
     return LineItemInput(line.id, spec, "USAGE", ARREAR, quantity=value, allowance=allowance, **common)
 
 
