@@ -553,3 +553,25 @@ def test_commitments_apply_to_addon_lines_and_daily_allowances_are_refused(w: Wo
     with pytest.raises(ValidationError) as caught:
         w.subscribe(addons=[{"addon_id": daily.id}])
     assert caught.value.field == "addons[0].addon_id" and "resets DAILY" in caught.value.message
+
+
+def test_an_entitlement_override_given_with_the_addons_replaces_the_addons_allowance(w: World) -> None:
+    metered = w.s.plans.create(name="Metered", prices=[per_call(w.meter_id, display_name="Calls")])
+    booster = w.s.addons.create(
+        name="Booster",
+        lookup_key="booster",
+        entitlements=[{"feature_id": w.feature_id, "usage_limit": 50, "is_soft_limit": True}],
+    )
+    (entitlement,) = w.s.addons.get(booster.id).entitlements
+    sub = w.s.subscriptions.create(
+        customer_id=w.customer_id,
+        plan_id=metered.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        addons=[{"addon_id": booster.id}],
+        override_entitlements=[{"entitlement_id": entitlement.id, "usage_limit": 80}],
+    )
+    w.calls(200, at(5, 2), "may")
+    w.run(at(6, 1, 1))
+    (line,) = [li for li in w.invoices(sub)[-1].line_items if li.display_name == "Calls"]
+    assert (line.adjusted_entitlement_quantity, line.amount) == (D(120), D("12.00"))  # 200 - 80

@@ -183,7 +183,11 @@ BAD: list[Case] = [
         "addons[0].quantity",
     ),
     ("unknown coupon", lambda c: {"coupons": ["coupon_x"]}, "coupons[0]"),
-    ("line items", lambda c: {"line_items": [{"price_id": "price_x"}]}, "line_items"),
+    (
+        "unknown line item price",
+        lambda c: {"line_items": [{"price_id": "price_x"}]},
+        "line_items[0].price_id",
+    ),
     ("phases", lambda c: {"phases": [{"start_date": "2026-06-01T00:00:00Z"}]}, "phases"),
     ("auto invoice threshold", lambda c: {"auto_invoice_threshold": "100"}, "auto_invoice_threshold"),
     (

@@ -29,11 +29,14 @@ from billingkit.services import (
     invoice_lifecycle,
     invoice_updates,
     invoices,
+    line_item_requests,
+    line_item_search,
     notifications,
     payment_attempts,
     payments,
     subscription_addon_removal,
     subscription_addons,
+    subscription_line_items,
     subscription_modify,
     subscriptions,
     wallet_balances,
@@ -181,6 +184,18 @@ class Subscriptions(Area):
     modify = IdRequestOp(
         subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
     )
+    #: Line items beyond the plan's: ``add_line_item(id, price_id=... | price={...})``,
+    #: ``update_line_item(line_id, amount=..., effective_from=...)`` (ends the line and starts a
+    #: replacement), ``update_line_item(line_id, end_date=...)``, ``delete_line_item(line_id)``
+    #: (each answers a ``LineItemChange``); ``line_items(**filters)`` searches them.
+    add_line_item = IdRequestOp(subscription_line_items.add_line_item, line_item_requests.LineItemCreate)
+    update_line_item = IdRequestOp(
+        subscription_line_items.update_line_item, line_item_requests.LineItemUpdate
+    )
+    delete_line_item = IdRequestOp(
+        subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
+    )
+    line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
 
     #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
     #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.

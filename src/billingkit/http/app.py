@@ -33,6 +33,7 @@ from billingkit.http.routes import (
     price_units,
     prices,
     subscription_addons,
+    subscription_line_items,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -84,6 +85,7 @@ def build_app(
         usage,
         subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
         subscriptions,
+        subscription_line_items,
         invoices,
         invoice_documents,
         payments,

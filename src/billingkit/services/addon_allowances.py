@@ -13,7 +13,7 @@ bill 300 (soft limit); removed with effect 1 June, June's 1,800 calls bill 800.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -112,13 +112,17 @@ def line_allowance(
     window: tuple[datetime, datetime] | None,
     sub: Subscription,
     supported: Callable[[Entitlement, Subscription], bool],
+    overrides: Mapping[str, Entitlement] | None = None,
 ) -> Allowance | None:
     """The allowance of a usage line of ``sub`` measured over ``window``: the plan's entitlement
-    on its meter and the ``addons``' in force over the window, those ``supported`` billing can
-    apply, combined; ``None`` when there is none."""
+    on its meter and the ``addons``' in force over the window, each replaced by the subscription's
+    override of it when ``overrides`` (overridden entitlement id -> override) has one, those
+    ``supported`` billing can apply, combined; ``None`` when there is none."""
     sources: list[Entitlement] = []
     if plan_entitlement is not None:
         sources.append(plan_entitlement)
     if addons and window is not None:
         sources += [a.entitlement for a in addons if in_force(a.start, a.end, window[0], window[1])]
+    if overrides:
+        sources = [overrides.get(e.id, e) for e in sources]
     return combined_allowance(entitlement_allowance(e) for e in sources if supported(e, sub))

@@ -6,7 +6,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   ``external_customer_id``. Plan and customer must be live; unknown ones are a 400 naming the field.
 * Line items: one per live plan price with the subscription's currency, billing period and period
   count (FIXED quantity = the price's ``min_quantity``, else 1; USAGE quantity 0, with the meter).
-  No such price -> 400 on ``currency``.
+  No such price -> 400 on ``currency``. ``override_line_items``, extra ``line_items`` and
+  ``override_entitlements`` follow :mod:`billingkit.services.subscription_line_items`.
 * ``trial_period_days``: omitted or null inherits the days common to the plan's recurring FIXED
   prices (a 400 if they disagree), 0 means no trial, more overrides. A trial makes the subscription
   ``trialing`` with ``[start, start + days)`` as its current period; nothing is billed until it ends.
@@ -95,7 +96,9 @@ from billingkit.services.credit_grants import (
     subscription_credit_grants,
 )
 from billingkit.services.invoicing import load_snapshot
+from billingkit.services.line_item_requests import MAX_ITEMS, LineItemCreate, OverrideEntitlement
 from billingkit.services.owned_prices import next_sequence, prices_of
+from billingkit.services.price_overrides import OverrideLineItem
 from billingkit.services.records import build, get_live
 from billingkit.services.search import Searches, SearchRequest
 from billingkit.services.subscription_addons import (
@@ -110,6 +113,7 @@ from billingkit.services.subscription_commitments import (
     commit_line_items,
     commitment_periods,
 )
+from billingkit.services.subscription_line_items import line_items_at_create
 from billingkit.services.subscription_lines import record_line_items
 from billingkit.services.subscription_setup import (
     check_allowances,
@@ -146,9 +150,6 @@ MAX_TRIAL_DAYS = 3650
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
 _NOT_YET = (
-    "line_items",
-    "override_line_items",
-    "override_entitlements",
     "phases",
     "inheritance",
     "checkout",
@@ -230,9 +231,9 @@ class SubscriptionCreate(InputModel):
     metadata: Metadata = {}
     addons: Annotated[list[AddonAttachment], Field(max_length=MAX_ADDONS)] | None = None
     credit_grants: Annotated[list[SubscriptionCreditGrantInput], Field(max_length=_MAX_GRANTS)] | None = None
-    line_items: Any = None
-    override_line_items: Any = None
-    override_entitlements: Any = None
+    line_items: Annotated[list[LineItemCreate], Field(max_length=MAX_ITEMS)] | None = None
+    override_line_items: Annotated[list[OverrideLineItem], Field(max_length=MAX_ITEMS)] | None = None
+    override_entitlements: Annotated[list[OverrideEntitlement], Field(max_length=MAX_ITEMS)] | None = None
     line_item_commitments: (
         dict[Annotated[str, Field(min_length=1, max_length=64)], LineItemCommitmentConfig] | None
     ) = None
@@ -413,6 +414,14 @@ def create_subscription(
             update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
         )
     sub = attach_addons(uow, ctx, sub, data.addons)
+    sub = line_items_at_create(
+        uow,
+        ctx,
+        sub,
+        line_items=data.line_items,
+        override_line_items=data.override_line_items,
+        entitlement_overrides=data.override_entitlements,
+    )
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)

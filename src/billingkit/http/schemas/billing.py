@@ -33,7 +33,8 @@ from billingkit.http.schemas.base import (
     Timestamp,
     WireModel,
 )
-from billingkit.http.schemas.catalog import CreditGrantResponse
+from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
+from billingkit.http.schemas.features import MeterResponse
 
 __all__ = [
     "CommitmentInfoResponse",
@@ -53,9 +54,10 @@ __all__ = [
 
 
 class SubscriptionLineItemResponse(WireModel):
-    """One charge of a subscription, copied from a plan price; ``quantity`` is the billed quantity
-    of a FIXED line and 0 for USAGE lines (their quantity comes from the meter). The record
-    fields at the end are the subscription's."""
+    """One charge of a subscription, copied from a plan price or added to it; ``quantity`` is the
+    billed quantity of a FIXED line and 0 for USAGE lines (their quantity comes from the meter).
+    The record fields are the subscription's; ``price`` and ``meter`` appear when expanded (line
+    item search)."""
 
     id: str
     subscription_id: str
@@ -95,6 +97,8 @@ class SubscriptionLineItemResponse(WireModel):
     updated_at: Timestamp
     created_by: str
     updated_by: str
+    price: PriceResponse | None = None
+    meter: MeterResponse | None = None
 
 
 class SubscriptionResponse(EnvironmentRecordResponse):
