@@ -21,7 +21,8 @@ from billingkit.domain.credit_grant_applications import ApplicationStatus
 from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.queries import ListQuery
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
-from billingkit.errors import AlreadyExists, InvalidOperation, NotFound, ValidationError
+from billingkit.errors import AlreadyExists, InvalidOperation, NotFound, ValidationError, VersionConflict
+from billingkit.services import subscription_addons
 from billingkit.services.addon_charges import credit_unused
 from billingkit.services.subscription_lines import find_line_item
 
@@ -352,6 +353,8 @@ def test_removal_defaults_to_the_period_end_and_stops_billing_then(w: World) -> 
     assert [a.id for a in w.s.subscriptions.addon_associations(sub.id)] == [association.id]
     with pytest.raises(InvalidOperation):
         w.s.subscriptions.remove_addon(addon_association_id=association.id)
+    (updated, *_) = w.s.notifications.list(event_type="subscription.updated").items
+    assert (updated.entity_id, updated.created_at) == (sub.id, at(5, 20))
     w.calls(10, at(5, 21), "may")
     w.run(at(6, 1, 1))
     assert [(li.display_name, li.amount) for li in w.invoices(sub)[-1].line_items] == [
@@ -575,3 +578,26 @@ def test_an_entitlement_override_given_with_the_addons_replaces_the_addons_allow
     w.run(at(6, 1, 1))
     (line,) = [li for li in w.invoices(sub)[-1].line_items if li.display_name == "Calls"]
     assert (line.adjusted_entitlement_quantity, line.amount) == (D(120), D("12.00"))  # 200 - 80
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"], indirect=True)
+def test_a_concurrent_change_of_the_subscription_is_a_version_conflict_and_writes_nothing(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer saves the subscription between the add's read and its write (simulated in
+    the same unit of work): the add's write names the version it read and fails; the library runs
+    it again twice, then the conflict comes out, with nothing of any attempt stored."""
+    sub = w.subscribe()
+    real = subscription_addons.start_grants
+
+    def meddle(uow: Any, ctx: Any, target: Subscription, grants: Any) -> Any:
+        stored = uow.subscriptions.get(target.id)
+        changed = stored.model_copy(update={"metadata": {"other": "writer"}})
+        uow.subscriptions.update(changed, expected_version=stored.version)
+        return real(uow, ctx, target, grants)
+
+    monkeypatch.setattr(subscription_addons, "start_grants", meddle)
+    with pytest.raises(VersionConflict):
+        w.s.subscriptions.add_addon(subscription_id=sub.id, addon_id=w.addon_id)
+    assert w.s.subscriptions.get(sub.id) == sub
+    assert w.s.subscriptions.addon_associations(sub.id) == []
