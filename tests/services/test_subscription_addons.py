@@ -19,11 +19,13 @@ from billingkit.domain.addon_associations import AddonCadence, AddonStatus
 from billingkit.domain.catalog import PriceEntityType
 from billingkit.domain.credit_grant_applications import ApplicationStatus
 from billingkit.domain.invoices import BillingReason, Invoice
+from billingkit.domain.periods import Period
 from billingkit.domain.queries import ListQuery
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.errors import AlreadyExists, InvalidOperation, NotFound, ValidationError, VersionConflict
 from billingkit.services import subscription_addons
 from billingkit.services.addon_charges import credit_unused
+from billingkit.services.invoicing import Charge, load_snapshot, measure_usage
 from billingkit.services.subscription_lines import find_line_item
 
 D = Decimal
@@ -601,3 +603,47 @@ def test_a_concurrent_change_of_the_subscription_is_a_version_conflict_and_write
         w.s.subscriptions.add_addon(subscription_id=sub.id, addon_id=w.addon_id)
     assert w.s.subscriptions.get(sub.id) == sub
     assert w.s.subscriptions.addon_associations(sub.id) == []
+
+
+def test_a_plan_line_and_an_addon_line_on_one_meter_share_one_usage_query(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metered = w.s.plans.create(name="Metered", prices=[per_call(w.meter_id, "0.20", display_name="Calls")])
+    sub = w.s.subscriptions.create(
+        customer_id=w.customer_id,
+        plan_id=metered.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        addons=[{"addon_id": w.addon_id}],
+    )
+    w.calls(25, at(5, 3), "may")
+    w.clock.set(at(6, 1, 1))
+    sub = w.s.subscriptions.get(sub.id)
+    asked: list[int] = []
+
+    def measure(uow: Any, ctx: Any) -> list[Any]:
+        store = type(uow.usage)
+        real = store.aggregate
+
+        def counting(self: Any, queries: Any) -> Any:
+            asked.append(len(queries))
+            return real(self, queries)
+
+        monkeypatch.setattr(store, "aggregate", counting)
+        charge = Charge(
+            sub, BillingReason.SUBSCRIPTION_CYCLE, "period_end", Period(MAY, JUNE), Period(JUNE, JULY)
+        )
+        return measure_usage(uow, [charge], load_snapshot(uow, [sub], at=ctx.now))
+
+    (usage,) = w.s.run(measure)
+    monkeypatch.undo()
+    assert asked == [1]  # two usage lines, one question
+    metered_lines = [line.id for line in sub.line_items if line.meter_id]
+    assert len(metered_lines) == 2
+    assert {line_id: result.value for line_id, result in usage.items()} == dict.fromkeys(metered_lines, D(25))
+    w.run(at(6, 1, 1))
+    usage_lines = [li for li in w.invoices(sub)[-1].line_items if li.price_type == "USAGE"]
+    assert [(li.display_name, li.amount) for li in usage_lines] == [
+        ("Calls", D("5.00")),  # 25 x 0.20
+        ("Extra calls", D("2.50")),  # 25 x 0.10
+    ]

@@ -238,8 +238,10 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
 
     Raises ``ValidationError`` when a charge's customer or meter is missing.
     """
-    queries: list[UsageQuery] = []
-    owners: list[tuple[int, str]] = []
+    # Lines asking the same question (a plan's and an add-on's price on one meter, same window and
+    # customer) share one query.
+    positions: dict[UsageQuery, int] = {}
+    owners: list[tuple[int, str, int]] = []
     for index, charge in enumerate(charges):
         if not has_arrear(charge):
             continue
@@ -253,19 +255,14 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
             window = arrear_window(line, charge.period)
             if window is None:
                 continue
-            queries.append(
-                UsageQuery(
-                    snapshot.meter_spec(line.meter_id),
-                    window[0],
-                    window[1],
-                    frozenset((customer.external_id,)),
-                )
+            query = UsageQuery(
+                snapshot.meter_spec(line.meter_id), window[0], window[1], frozenset((customer.external_id,))
             )
-            owners.append((index, line.id))
-    results = uow.usage.aggregate(queries) if queries else []
+            owners.append((index, line.id, positions.setdefault(query, len(positions))))
+    results = uow.usage.aggregate(list(positions)) if positions else []
     usage: list[Usage] = [{} for _ in charges]
-    for (index, line_id), result in zip(owners, results, strict=True):
-        usage[index][line_id] = result
+    for index, line_id, position in owners:
+        usage[index][line_id] = results[position]
     return usage
 
 
