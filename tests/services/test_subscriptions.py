@@ -188,7 +188,11 @@ BAD: list[Case] = [
         lambda c: {"line_items": [{"price_id": "price_x"}]},
         "line_items[0].price_id",
     ),
-    ("phases", lambda c: {"phases": [{"start_date": "2026-06-01T00:00:00Z"}]}, "phases"),
+    (
+        "phases on a draft",
+        lambda c: {"subscription_status": "draft", "phases": [{"start_date": "2026-06-01T00:00:00Z"}]},
+        "phases",
+    ),
     ("auto invoice threshold", lambda c: {"auto_invoice_threshold": "100"}, "auto_invoice_threshold"),
     (
         "allowance resetting daily on a monthly subscription",

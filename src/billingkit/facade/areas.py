@@ -8,6 +8,7 @@ out here do more than forward the call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,10 @@ from billingkit.services import (
     payments,
     subscription_addon_removal,
     subscription_addons,
+    subscription_entitlements,
     subscription_line_items,
     subscription_modify,
+    subscription_phases,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -196,6 +199,29 @@ class Subscriptions(Area):
         subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
     )
     line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
+    #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
+    add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
+    update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
+    delete_phase = IdOp(subscription_phases.delete_phase)
+    phases = IdOp(subscription_phases.list_phases)
+    get_phase = IdOp(subscription_phases.get_phase)
+
+    #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
+    search_with_entitlements = RequestOp(
+        subscription_entitlements.search_subscriptions_with_entitlements, subscriptions.SubscriptionSearch
+    )
+
+    def entitlements(
+        self, subscription_id: str, *, feature_ids: Sequence[str] | None = None
+    ) -> subscription_entitlements.SubscriptionEntitlements:
+        """The subscription's features, each aggregated from its sources (plan, add-ons,
+        overrides), optionally only ``feature_ids``."""
+        return self._s.run(
+            subscription_entitlements.get_subscription_entitlements,
+            subscription_id=subscription_id,
+            feature_ids=feature_ids,
+        )
 
     #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
     #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.

@@ -33,7 +33,9 @@ from billingkit.http.routes import (
     price_units,
     prices,
     subscription_addons,
+    subscription_entitlements,
     subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -84,7 +86,9 @@ def build_app(
         events,
         usage,
         subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_entitlements,
         subscription_line_items,
         invoices,
         invoice_documents,

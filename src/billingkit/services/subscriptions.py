@@ -28,6 +28,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
+* ``phases``: windows of the subscription with their own line items and coupons; the plan lines
+  make room for them (:mod:`billingkit.services.subscription_phases`). Drafts take none.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
   highest price sequence the line items were built from.
 
@@ -115,6 +117,12 @@ from billingkit.services.subscription_commitments import (
 )
 from billingkit.services.subscription_line_items import line_items_at_create
 from billingkit.services.subscription_lines import record_line_items
+from billingkit.services.subscription_phases import (
+    MAX_PHASES,
+    SubscriptionPhaseCreate,
+    create_phases,
+    phases_of,
+)
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -150,7 +158,6 @@ MAX_TRIAL_DAYS = 3650
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
 _NOT_YET = (
-    "phases",
     "inheritance",
     "checkout",
     "auto_invoice_threshold",
@@ -237,7 +244,7 @@ class SubscriptionCreate(InputModel):
     line_item_commitments: (
         dict[Annotated[str, Field(min_length=1, max_length=64)], LineItemCommitmentConfig] | None
     ) = None
-    phases: Any = None
+    phases: Annotated[list[SubscriptionPhaseCreate], Field(max_length=MAX_PHASES)] | None = None
     subscription_coupons: Annotated[list[SubscriptionCouponInput], Field(max_length=_MAX_COUPONS)] | None = (
         None
     )
@@ -425,6 +432,7 @@ def create_subscription(
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)
+    sub = create_phases(uow, ctx, sub, data.phases)
     if data.tax_rate_overrides:
         # Stored first, so the opening invoice below is taxed by them.
         uow.tax_associations.add_many(override_associations(uow, ctx, sub, data.tax_rate_overrides))
@@ -497,7 +505,9 @@ def get_subscription_v2(
         if "credit_grants" in wanted
         else ()
     )
-    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence, associations, grants)
+    phases = tuple(phases_of(uow, sub.id)) if "phases" in wanted else ()
+    out_of_sync = sub.synced_price_sequence < plan_sequence
+    return SubscriptionV2(sub, wanted, out_of_sync, associations, grants, phases)
 
 
 def search_subscriptions(uow: UnitOfWork, ctx: Context, *, search: SubscriptionSearch) -> Page[Subscription]:

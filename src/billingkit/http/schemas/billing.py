@@ -34,7 +34,9 @@ from billingkit.http.schemas.base import (
     WireModel,
 )
 from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
+from billingkit.http.schemas.entitlement_features import AggregatedFeatureResponse
 from billingkit.http.schemas.features import MeterResponse
+from billingkit.http.schemas.subscription_phases import SubscriptionPhaseResponse
 
 __all__ = [
     "CommitmentInfoResponse",
@@ -144,6 +146,8 @@ class SubscriptionResponse(EnvironmentRecordResponse):
     line_items: list[SubscriptionLineItemResponse] = []
     synced_price_sequence: int
     version: int
+    #: Only on ``POST /subscriptions/search`` with ``expand`` naming ``entitlements``.
+    entitlements: list[AggregatedFeatureResponse] = []
 
 
 class CouponAssociationResponse(EnvironmentRecordResponse):
@@ -170,13 +174,13 @@ class ListCouponAssociationsResponse(WireModel):
 class SubscriptionResponseV2(SubscriptionResponse):
     """``GET /subscriptions/{id}/v2``: ``line_items`` only when ``subscription_line_items`` is
     expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` (the
-    subscription's own) and ``phases`` (empty in this version) only when expanded;
+    subscription's own) and ``phases`` (live, in order of start) only when expanded;
     ``plan_prices_out_of_sync`` when the plan has prices its lines lack."""
 
     plan_prices_out_of_sync: bool
     coupon_associations: list[CouponAssociationResponse] = []
     credit_grants: list[CreditGrantResponse] = []
-    phases: list[dict[str, Any]] = []
+    phases: list[SubscriptionPhaseResponse] = []
 
 
 class ListSubscriptionsResponse(WireModel):
