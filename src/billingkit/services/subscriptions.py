@@ -165,9 +165,7 @@ MAX_TRIAL_DAYS = 3650
 
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
-_NOT_YET = (
-    "inheritance",
-)
+_NOT_YET = ("inheritance",)
 
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
