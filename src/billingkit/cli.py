@@ -64,6 +64,13 @@ def _delay(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def _days(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must be whole days, at least 0")
+    return value
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -144,7 +151,8 @@ def _configure_logging(level: str) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
-    ``Settings`` default) and the invoice finalization delay (variable, else none)."""
+    ``Settings`` default), the invoice finalization delay (variable, else none) and the grace days
+    of the auto-cancellation of unpaid subscriptions (variable, else off)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -159,6 +167,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         ),
         invoice_finalization_delay=_setting(
             None, "BILLINGKIT_INVOICE_FINALIZATION_DELAY", _delay, settings.invoice_finalization_delay
+        ),
+        auto_cancellation_grace_days=_setting(
+            None, "BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS", _days, settings.auto_cancellation_grace_days
         ),
     )
 

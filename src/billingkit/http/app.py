@@ -16,6 +16,7 @@ from billingkit.http.params import check_request_text
 from billingkit.http.routes import (
     access,
     addons,
+    cancellation,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -81,6 +82,7 @@ def build_app(
         tax_associations,
         events,
         usage,
+        cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
         subscriptions,
         invoices,
         invoice_documents,
@@ -89,6 +91,7 @@ def build_app(
         wallet_balances,
     ):
         include(module.router, "/v1")
+    include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

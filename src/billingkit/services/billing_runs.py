@@ -47,6 +47,7 @@ from billingkit.services.invoicing import (
     load_snapshot,
     measure_usage,
 )
+from billingkit.services.subscription_termination import terminate
 
 __all__ = ["BatchResult", "RunReport", "bill_due_subscriptions"]
 
@@ -235,6 +236,16 @@ def _bill_scope(
     uow.invoices.add_many(stored)
     debited = record_debits(uow, ctx, snapshot.credits, taken)
     uow.subscriptions.update_many(changes)
+    terminate(
+        uow,
+        ctx,
+        [
+            new
+            for old, new in changes
+            if new.subscription_status is not old.subscription_status
+            and new.subscription_status is SubscriptionStatus.CANCELLED
+        ],
+    )
     record_applications(uow, ctx, applications)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored

@@ -44,6 +44,10 @@ class Settings:
       before the worker finalizes it (at ``last_computed_at`` + the delay); ``timedelta(0)``, the
       default, finalizes at once. Opening, activation, trial-end and direct invoices always
       finalize at once.
+    - ``auto_cancellation_grace_days``: ``None`` (the default) leaves subscriptions with unpaid
+      invoices alone; a number of days (0 or more) makes every due-work run cancel, at once, the
+      active subscriptions with a finalized subscription invoice still unpaid that many days after
+      its due date (:mod:`billingkit.services.auto_cancellation`).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -54,6 +58,7 @@ class Settings:
     run_batch_size: int = 500
     worker_interval: float = 60.0
     invoice_finalization_delay: timedelta = timedelta(0)
+    auto_cancellation_grace_days: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -73,6 +78,12 @@ class Settings:
             raise ValidationError(
                 "invoice_finalization_delay must be a timedelta of at least 0",
                 field="invoice_finalization_delay",
+            )
+        grace = self.auto_cancellation_grace_days
+        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int) or grace < 0):
+            raise ValidationError(
+                f"auto_cancellation_grace_days must be whole days (at least 0) or None, not {grace!r}",
+                field="auto_cancellation_grace_days",
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
