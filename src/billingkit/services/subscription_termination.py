@@ -49,9 +49,9 @@ def _settled_schedule(
     ctx: Context, schedule: SubscriptionSchedule, end: datetime, sub: Subscription
 ) -> SubscriptionSchedule:
     """``schedule`` (pending) once ``sub`` ended at ``end``: ``executed`` when it is the
-    cancellation that ended it, else ``cancelled``."""
+    cancellation that ended it (its time had come), else ``cancelled`` (superseded)."""
     changes: dict[str, Any] = {**ctx.touch(), "run_at": None}
-    if schedule.schedule_type is ScheduleType.CANCELLATION and schedule.scheduled_at == end:
+    if schedule.schedule_type is ScheduleType.CANCELLATION and schedule.scheduled_at <= end:
         changes.update(
             schedule_status=ScheduleStatus.EXECUTED,
             executed_at=ctx.now,
