@@ -114,11 +114,8 @@ class CancelSubscriptionRequest(InputModel):
     @property
     def invoice_policy(self) -> CancelInvoicePolicy:
         """The invoice policy under either spelling; ``skip`` when neither is given."""
-        return (
-            self.cancel_immediately_invoice_policy
-            or self.cancel_immediately_inovice_policy
-            or (CancelInvoicePolicy.SKIP)
-        )
+        given = self.cancel_immediately_invoice_policy or self.cancel_immediately_inovice_policy
+        return given or CancelInvoicePolicy.SKIP
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +123,8 @@ class CancellationResult:
     """What a cancellation did (the reference's ``CancelSubscriptionResponse``): the subscription
     as saved, when it takes effect, the credit for each line's unused time (``immediate`` with
     ``create_prorations``), the invoice of the used part (``generate_invoice``), and the wallet
-    credit that paid the credits (``None`` when nothing was credited now)."""
+    credit that paid them: its id and ``credited`` amount (``None`` when nothing was credited; a
+    retry names the first credit)."""
 
     subscription: Subscription
     cancellation_type: CancellationType
@@ -138,7 +136,6 @@ class CancellationResult:
     wallet_transaction_id: str | None = None
     schedule: SubscriptionSchedule | None = None
     message: str = ""
-
     credited: Decimal | None = None
 
     @property

@@ -25,12 +25,12 @@ from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.credit_grant_applications import ApplicationStatus
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
-from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.records import list_where_in
 
-__all__ = ["DEFAULT_REASON", "terminate"]
+__all__ = ["DEFAULT_REASON", "terminate", "terminate_ended"]
 
 #: The ``cancellation_reason`` of add-on associations ended with their subscription, when the
 #: cancellation gave none.
@@ -152,3 +152,17 @@ def terminate(
             for schedule in schedules
         ]
     )
+
+
+def terminate_ended(
+    uow: UnitOfWork, ctx: Context, changes: Sequence[tuple[Subscription, Subscription]]
+) -> None:
+    """:func:`terminate` the subscriptions of a billing run's ``(as claimed, as saved)`` pairs that
+    the run cancelled (an end date reached, a scheduled cancellation fired)."""
+    ended = [
+        saved
+        for claimed, saved in changes
+        if saved.subscription_status is SubscriptionStatus.CANCELLED
+        and claimed.subscription_status is not SubscriptionStatus.CANCELLED
+    ]
+    terminate(uow, ctx, ended)
