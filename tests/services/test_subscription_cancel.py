@@ -328,3 +328,28 @@ def test_grace_days_come_from_their_variable(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS", "-1")
     with pytest.raises(UsageError, match="BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS='-1': must be whole days"):
         _settings(parser.parse_args(["worker"]))
+
+
+def test_reaching_end_date_ends_what_hangs_from_the_subscription_too(world: World) -> None:
+    plan = world.s.plans.create(name="Pro", prices=[FEE], credit_grants=[MONTHLY_GRANT])
+    sub = world.s.subscriptions.create(
+        customer_id=world.customer.id,
+        plan_id=plan.id,
+        currency="usd",
+        billing_period="MONTHLY",
+        end_date=at(8, 1),
+    )
+    association = _add(world, "addon_associations", entity_id=sub.id, addon_id="addon_x", start_date=june(1))
+    world.run(at(7, 15))
+    assert _stored(world, "addon_associations", association.id).addon_status is AddonStatus.ACTIVE
+    world.run(at(8, 1))
+    ended = world.sub(sub)
+    assert ended.subscription_status is SubscriptionStatus.CANCELLED and ended.cancelled_at == at(8, 1)
+    assert [li.end_date for li in ended.line_items] == [at(8, 1)]
+    closed = _stored(world, "addon_associations", association.id)
+    assert (closed.addon_status, closed.end_date, closed.cancellation_reason) == (
+        AddonStatus.CANCELLED,
+        at(8, 1),
+        "subscription cancelled",
+    )
+    assert world.s.subscriptions.upcoming_grants(sub.id) == []
