@@ -151,8 +151,9 @@ def _configure_logging(level: str) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
-    ``Settings`` default), the invoice finalization delay (variable, else none) and the grace days
-    of the auto-cancellation of unpaid subscriptions (variable, else off)."""
+    ``Settings`` default), the invoice finalization delay (variable, else none), the entitlement
+    cache TTL (variable, else the default) and the grace days of the auto-cancellation of unpaid
+    subscriptions (variable, else off)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -167,6 +168,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         ),
         invoice_finalization_delay=_setting(
             None, "BILLINGKIT_INVOICE_FINALIZATION_DELAY", _delay, settings.invoice_finalization_delay
+        ),
+        entitlement_cache_ttl=_setting(
+            None, "BILLINGKIT_ENTITLEMENT_CACHE_TTL", _delay, settings.entitlement_cache_ttl
         ),
         auto_cancellation_grace_days=_setting(
             None, "BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS", _days, settings.auto_cancellation_grace_days

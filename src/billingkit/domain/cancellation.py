@@ -30,6 +30,7 @@ from billingkit.domain.money import ZERO, round_money
 from billingkit.domain.periods import BillingPeriod, InvoiceCadence, Period
 from billingkit.domain.pricing import PriceSpec
 from billingkit.domain.proration import ProratedItem, prorate_credit
+from billingkit.domain.resources import iso
 from billingkit.domain.subscription_lifecycle import next_run_at
 from billingkit.domain.subscriptions import (
     Subscription,
@@ -73,11 +74,6 @@ class CancelInvoicePolicy(StrEnum):
 
 #: The metadata every cancellation writes on the subscription (reference notes §1.7).
 METADATA_KEYS = ("cancellation_type", "cancellation_reason", "effective_date")
-
-
-def iso(instant: datetime | None) -> str | None:
-    """``instant`` as the wire writes it (ISO 8601 UTC with ``Z``), or ``None``."""
-    return None if instant is None else instant.isoformat().replace("+00:00", "Z")
 
 
 def _instant(text: Any) -> datetime | None:

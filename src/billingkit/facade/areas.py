@@ -8,6 +8,7 @@ out here do more than forward the call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +30,16 @@ from billingkit.services import (
     invoice_lifecycle,
     invoice_updates,
     invoices,
+    line_item_requests,
+    line_item_search,
     notifications,
     payment_attempts,
     payments,
     subscription_cancel,
+    subscription_entitlements,
+    subscription_line_items,
     subscription_modify,
+    subscription_phases,
     subscription_schedules,
     subscriptions,
     wallet_balances,
@@ -195,6 +201,41 @@ class Subscriptions(Area):
     cancel_schedule = IdRequestOp(
         subscription_schedules.cancel_schedule, subscription_schedules.CancelScheduleRequest
     )
+    #: Line items beyond the plan's: ``add_line_item(id, price_id=... | price={...})``,
+    #: ``update_line_item(line_id, amount=..., effective_from=...)`` (ends the line and starts a
+    #: replacement), ``update_line_item(line_id, end_date=...)``, ``delete_line_item(line_id)``
+    #: (each answers a ``LineItemChange``); ``line_items(**filters)`` searches them.
+    add_line_item = IdRequestOp(subscription_line_items.add_line_item, line_item_requests.LineItemCreate)
+    update_line_item = IdRequestOp(
+        subscription_line_items.update_line_item, line_item_requests.LineItemUpdate
+    )
+    delete_line_item = IdRequestOp(
+        subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
+    )
+    line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
+    #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
+    add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
+    update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
+    delete_phase = IdOp(subscription_phases.delete_phase)
+    phases = IdOp(subscription_phases.list_phases)
+    get_phase = IdOp(subscription_phases.get_phase)
+
+    #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
+    search_with_entitlements = RequestOp(
+        subscription_entitlements.search_subscriptions_with_entitlements, subscriptions.SubscriptionSearch
+    )
+
+    def entitlements(
+        self, subscription_id: str, *, feature_ids: Sequence[str] | None = None
+    ) -> subscription_entitlements.SubscriptionEntitlements:
+        """The subscription's features, each aggregated from its sources (plan, add-ons,
+        overrides), optionally only ``feature_ids``."""
+        return self._s.run(
+            subscription_entitlements.get_subscription_entitlements,
+            subscription_id=subscription_id,
+            feature_ids=feature_ids,
+        )
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

@@ -33,6 +33,9 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_entitlements,
+    subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -83,7 +86,10 @@ def build_app(
         events,
         usage,
         cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_entitlements,
+        subscription_line_items,
         invoices,
         invoice_documents,
         payments,

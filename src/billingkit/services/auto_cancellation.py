@@ -25,11 +25,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from billingkit.domain.cancellation import CancellationType, iso
+from billingkit.domain.cancellation import CancellationType
 from billingkit.domain.invoices import Invoice, InvoiceStatus, InvoiceType, PaymentStatus
 from billingkit.domain.money import ZERO
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
-from billingkit.domain.resources import Record
+from billingkit.domain.resources import Record, iso
 from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.errors import BillingError
 from billingkit.ports import Repository, Storage, UnitOfWork

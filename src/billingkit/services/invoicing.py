@@ -41,11 +41,11 @@ from billingkit.domain.invoices import (
     invoice_number_key,
 )
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
+from billingkit.domain.line_item_rules import one_time_charge_date
 from billingkit.domain.money import ZERO
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
-from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
@@ -128,6 +128,8 @@ class Snapshot:
     customers: dict[str, Customer] = field(default_factory=dict)
     # plan id -> meter id -> the plan's entitlement on the feature metered by that meter
     allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    # subscription id -> overridden entitlement id -> the subscription's override of it
+    entitlement_overrides: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
     # subscription id -> the coupons attached to it, as the billing core applies them
     coupon_associations: dict[str, tuple[CouponAssociation, ...]] = field(default_factory=dict)
     # coupon id -> the stored coupon (its snapshot goes on each coupon application record)
@@ -197,14 +199,20 @@ def load_snapshot(
         meters=_by_ids(uow.meters, (line.meter_id for line in lines if line.meter_id)),
         customers=_by_ids(uow.customers, (sub.customer_id for sub in subscriptions)),
     )
-    plan_ids = sorted({sub.plan_id for sub in subscriptions if any(li.meter_id for li in sub.line_items)})
-    entitlements = list_where_in(
-        uow.entitlements, "entity_id", plan_ids, Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN)
-    )
+    metered = [sub for sub in subscriptions if any(li.meter_id for li in sub.line_items)]
+    # One read for the plans' entitlements and the subscriptions' overrides of them (ids differ
+    # by prefix, the owner type tells them apart).
+    owners = sorted({sub.plan_id for sub in metered} | {sub.id for sub in metered})
+    entitlements = list_where_in(uow.entitlements, "entity_id", owners)
     features: dict[str, Feature] = _by_ids(uow.features, (e.feature_id for e in entitlements))
     for entitlement in entitlements:
+        if entitlement.entity_type is EntitlementEntityType.SUBSCRIPTION:
+            if entitlement.parent_entitlement_id:
+                overrides = snapshot.entitlement_overrides.setdefault(entitlement.entity_id, {})
+                overrides[entitlement.parent_entitlement_id] = entitlement
+            continue
         feature = features.get(entitlement.feature_id)
-        if feature is not None and feature.meter_id:
+        if entitlement.entity_type is EntitlementEntityType.PLAN and feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
@@ -302,6 +310,17 @@ def _line_input(
     }
     spec = snapshot.price_spec(line.price_id)
     if line.price_type is PriceType.FIXED:
+        if line.billing_period is BillingPeriod.ONETIME:
+            common["start_date"] = one_time_charge_date(line, sub)
+            return LineItemInput(
+                line.id,
+                spec,
+                "FIXED",
+                line.invoice_cadence.value,
+                quantity=line.quantity,
+                one_time=True,
+                **common,
+            )
         return LineItemInput(
             line.id,
             spec,
@@ -328,6 +347,8 @@ def _line_input(
         )
     allowance: Decimal | None = None
     entitlement = snapshot.allowances.get(sub.plan_id, {}).get(line.meter_id or "")
+    if entitlement is not None:
+        entitlement = snapshot.entitlement_overrides.get(sub.id, {}).get(entitlement.id, entitlement)
     if entitlement is not None and supported_allowance(entitlement, sub):
         result = apply_allowance(
             Allowance(
@@ -403,8 +424,8 @@ def build_invoice(
             InvoiceLineItem(
                 id=ctx.ids.new("inv_line"),
                 subscription_line_item_id=item.id if item is not None else None,
-                entity_type="plan",
-                entity_id=sub.plan_id,
+                entity_type=item.entity_type if item is not None else "plan",
+                entity_id=item.entity_id if item is not None else sub.plan_id,
                 plan_display_name=item.plan_display_name if item is not None else None,
                 display_name=drafted.display_name,
                 meter_id=drafted.meter_id,

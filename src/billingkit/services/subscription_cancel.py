@@ -37,7 +37,6 @@ from billingkit.domain.cancellation import (
     CancellationType,
     LineCredit,
     check_single_period,
-    iso,
     plan_cancellation,
     unused_time_credit,
 )
@@ -46,6 +45,7 @@ from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
 from billingkit.domain.money import ZERO, round_money
 from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.queries import Filter, Op
+from billingkit.domain.resources import iso
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import ProrationBehavior, Subscription, SubscriptionStatus
 from billingkit.domain.validation import InputModel, UtcDatetime

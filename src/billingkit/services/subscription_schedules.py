@@ -18,8 +18,9 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
 from billingkit.domain.access import Action
-from billingkit.domain.cancellation import iso, restored_fields
+from billingkit.domain.cancellation import restored_fields
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
+from billingkit.domain.resources import iso
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.validation import Identifier, InputModel
 from billingkit.errors import InvalidOperation, NotFound, ValidationError

@@ -24,6 +24,7 @@ from billingkit.domain.addon_associations import AddonAssociationEntityType, Add
 from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.credit_grant_applications import ApplicationStatus
 from billingkit.domain.queries import Filter, Op
+from billingkit.domain.resources import iso
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.ports import UnitOfWork
@@ -57,7 +58,7 @@ def _settled_schedule(
             executed_at=ctx.now,
             execution_result={
                 "subscription_status": sub.subscription_status.value,
-                "cancelled_at": end.isoformat().replace("+00:00", "Z"),
+                "cancelled_at": iso(end),
             },
         )
     else:
