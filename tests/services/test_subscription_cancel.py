@@ -353,3 +353,20 @@ def test_reaching_end_date_ends_what_hangs_from_the_subscription_too(world: Worl
         "subscription cancelled",
     )
     assert world.s.subscriptions.upcoming_grants(sub.id) == []
+
+
+def test_a_threshold_subscription_keeps_its_usage_checks_when_a_cancellation_is_scheduled(
+    world: World,
+) -> None:
+    from tests.cancellations import calls
+
+    sub = world.subscribe([calls(world.meter_id)], auto_invoice_threshold="50")
+    interval = world.billing.settings.auto_invoice_check_interval
+    world.clock.set(june(10))
+    scheduled = world.s.subscriptions.cancel(sub.id, cancellation_type="scheduled_date", cancel_at=june(20))
+    assert scheduled.subscription.current_period_end == june(20)
+    assert scheduled.subscription.next_run_at == june(10) + interval  # not the cut period's end
+    world.clock.set(june(12))
+    assert scheduled.schedule is not None
+    world.s.subscriptions.cancel_schedule(scheduled.schedule.id)
+    assert world.sub(sub).next_run_at == june(12) + interval

@@ -30,6 +30,7 @@ from billingkit.http.routes import (
     invoices,
     meters,
     payments,
+    plan_price_sync,
     plans,
     price_units,
     prices,
@@ -95,6 +96,7 @@ def build_app(
         payments,
         credit_notes,
         wallet_balances,
+        plan_price_sync,
     ):
         include(module.router, "/v1")
     include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base

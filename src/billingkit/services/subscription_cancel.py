@@ -31,6 +31,7 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
+from billingkit.domain.auto_invoice_thresholds import with_next_check
 from billingkit.domain.cancellation import (
     CancelInvoicePolicy,
     Cancellation,
@@ -395,9 +396,13 @@ def _schedule(
         configuration=plan.schedule_configuration or {},
     )
     uow.subscription_schedules.add(schedule)
-    saved = uow.subscriptions.update(
-        sub.model_copy(update={**plan.changes, **ctx.touch()}), expected_version=sub.version
+    # A threshold subscription keeps its usage checks until then (auto_invoice_thresholds).
+    scheduled = with_next_check(
+        sub.model_copy(update={**plan.changes, **ctx.touch()}),
+        ctx.now,
+        ctx.settings.auto_invoice_check_interval,
     )
+    saved = uow.subscriptions.update(scheduled, expected_version=sub.version)
     customer = uow.customers.find(saved.customer_id)
     notifications.notify(uow, ctx, "subscription.updated", saved, customer)
     return CancellationResult(

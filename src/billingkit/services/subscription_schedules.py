@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
 from billingkit.domain.access import Action
+from billingkit.domain.auto_invoice_thresholds import with_next_check
 from billingkit.domain.cancellation import restored_fields
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import iso
@@ -205,9 +206,9 @@ def cancel_schedule(
         if sub is None:
             raise NotFound(f"subscription {schedule.subscription_id} not found")
         changes = restored_fields(sub, schedule.configuration, renewal_notice=ctx.settings.renewal_notice)
-        restored = uow.subscriptions.update(
-            sub.model_copy(update={**changes, **ctx.touch()}), expected_version=sub.version
-        )
+        interval = ctx.settings.auto_invoice_check_interval
+        restored = with_next_check(sub.model_copy(update={**changes, **ctx.touch()}), ctx.now, interval)
+        restored = uow.subscriptions.update(restored, expected_version=sub.version)
         notifications.notify(
             uow, ctx, "subscription.updated", restored, uow.customers.find(restored.customer_id)
         )
