@@ -35,12 +35,9 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
-<<<<<<< HEAD
     subscription_addon_removal,
     subscription_addons,
-=======
     subscription_cancel,
->>>>>>> h18-cancel
     subscription_entitlements,
     subscription_line_items,
     subscription_modify,

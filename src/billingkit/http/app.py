@@ -87,11 +87,8 @@ def build_app(
         tax_associations,
         events,
         usage,
-<<<<<<< HEAD
         subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
-=======
         cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
->>>>>>> h18-cancel
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_entitlements,
