@@ -593,3 +593,72 @@ def test_auto_invoice_threshold_checks_stop_while_paused_and_start_again(w: Worl
     w.clock.set(at(5, 12))
     resumed = w.s.subscriptions.resume(sub.id).subscription
     assert resumed.next_run_at == at(5, 12) + interval
+
+
+# -- cancelling a paused subscription ------------------------------------------------------------
+
+
+def test_an_immediate_cancel_ends_the_pause_first(w: World) -> None:
+    sub = w.subscribe()
+    w.clock.set(at(5, 11))
+    pause = w.s.subscriptions.pause(sub.id).pause
+    w.clock.set(at(5, 21))
+    result = w.s.subscriptions.cancel(sub.id, cancellation_type="immediate")
+    cancelled = result.subscription
+    assert cancelled.subscription_status is SubscriptionStatus.CANCELLED
+    assert (cancelled.pause_status, cancelled.active_pause_id) == (PauseStatus.NONE, None)
+    assert cancelled.cancelled_at == at(5, 21)
+    (done,) = w.s.subscriptions.pauses(sub.id)
+    assert (done.id, done.pause_status, done.resumed_at, done.run_at) == (
+        pause.id,
+        PauseStatus.COMPLETED,
+        at(5, 21),
+        None,
+    )
+    assert w.events(sub)[-4:] == [
+        "subscription.updated",
+        "subscription.resumed",
+        "subscription.updated",
+        "subscription.cancelled",
+    ]
+
+
+def test_a_scheduled_cancel_of_a_paused_subscription_is_refused(w: World) -> None:
+    sub = w.subscribe()
+    w.s.subscriptions.pause(sub.id)
+    before = w.rows()
+    for kind in ("end_of_period", "scheduled_date"):
+        fields: dict[str, Any] = {"cancel_at": at(7, 1)} if kind == "scheduled_date" else {}
+        with pytest.raises(InvalidOperation) as caught:
+            w.s.subscriptions.cancel(sub.id, cancellation_type=kind, **fields)
+        assert "is paused" in caught.value.message
+    assert w.rows() == before
+
+
+def test_a_cancellation_closes_a_scheduled_pause(w: World) -> None:
+    sub = w.subscribe()
+    w.s.subscriptions.pause(sub.id, pause_mode="scheduled", pause_start=at(5, 20), pause_days=5)
+    w.clock.set(at(5, 10))
+    cancelled = w.s.subscriptions.cancel(sub.id, cancellation_type="immediate").subscription
+    assert (cancelled.pause_status, cancelled.active_pause_id) == (PauseStatus.NONE, None)
+    (pause,) = w.s.subscriptions.pauses(sub.id)
+    assert (pause.pause_status, pause.run_at) == (PauseStatus.CANCELLED, None)
+    w.run(at(5, 25))  # nothing left for the worker
+    assert w.s.subscriptions.pauses(sub.id)[0].pause_status is PauseStatus.CANCELLED
+
+
+def test_a_scheduled_pause_ends_with_its_subscription_at_a_scheduled_cancellation(w: World) -> None:
+    sub = w.subscribe()
+    w.s.subscriptions.pause(sub.id, pause_mode="scheduled", pause_start=at(6, 10), pause_days=5)
+    w.s.subscriptions.cancel(sub.id, cancellation_type="end_of_period")  # at 1 Jun
+    with pytest.raises(InvalidOperation):
+        w.s.subscriptions.pause(sub.id)  # one pause at a time, and a cancellation is pending
+    w.run(at(6, 1))
+    ended = w.sub(sub)
+    assert (ended.subscription_status, ended.pause_status, ended.active_pause_id) == (
+        SubscriptionStatus.CANCELLED,
+        PauseStatus.NONE,
+        None,
+    )
+    (pause,) = w.s.subscriptions.pauses(sub.id)
+    assert (pause.pause_status, pause.run_at) == (PauseStatus.CANCELLED, None)

@@ -55,8 +55,8 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
+from billingkit.services.pause_records import pause_windows
 from billingkit.services.search import Searches, SearchRequest
-from billingkit.services.subscription_pauses import pause_windows
 
 __all__ = [
     "DEFER_RETRY",

@@ -27,7 +27,7 @@ Notifications: ``subscription.updated`` with every change of the subscription;
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Annotated, Any, Self, cast
@@ -49,7 +49,6 @@ from billingkit.domain.pause_rules import (
     withdrawn,
 )
 from billingkit.domain.periods import Period
-from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record, Status
 from billingkit.domain.subscription_pauses import PauseMode, ResumeMode, SubscriptionPause
 from billingkit.domain.subscriptions import PauseStatus, ProrationBehavior, Subscription, SubscriptionStatus
@@ -59,6 +58,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.billing_runs import BatchResult, bill_due_subscriptions
 from billingkit.services.context import Context, DueRun
+from billingkit.services.pause_records import OPEN_PAUSE_STATUSES, close_pause
 from billingkit.services.records import get_live, list_where_in
 
 __all__ = [
@@ -66,9 +66,9 @@ __all__ = [
     "PauseRequest",
     "PauseResult",
     "ResumeRequest",
+    "end_pause_for_cancellation",
     "list_pauses",
     "pause_subscription",
-    "pause_windows",
     "resume_subscription",
     "run_due_pauses",
     "v2_pauses",
@@ -78,7 +78,6 @@ ENTITY = "subscription"
 LABEL = "subscription"
 #: Longest pause ``pause_days`` may ask for (ten years).
 MAX_PAUSE_DAYS = 3650
-_OPEN = (PauseStatus.SCHEDULED, PauseStatus.ACTIVE)
 
 
 def _no_proration(value: ProrationBehavior | None) -> None:
@@ -250,18 +249,12 @@ def _resume(
     return saved, done
 
 
-def _close(ctx: Context, pause: SubscriptionPause, status: PauseStatus) -> SubscriptionPause:
-    """``pause`` ended without a resume (``cancelled`` before it started, ``completed`` when the
-    subscription left it some other way): nothing left to do."""
-    return pause.model_copy(update={**ctx.touch(), "pause_status": status, "run_at": None})
-
-
 def _open_pause(uow: UnitOfWork, sub: Subscription) -> SubscriptionPause | None:
     """The pause ``sub`` names as running or scheduled, if it is one."""
     if sub.active_pause_id is None:
         return None
     pause = uow.subscription_pauses.find(sub.active_pause_id)
-    if pause is None or pause.status is not Status.PUBLISHED or pause.pause_status not in _OPEN:
+    if pause is None or pause.status is not Status.PUBLISHED or pause.pause_status not in OPEN_PAUSE_STATUSES:
         return None
     return pause
 
@@ -366,7 +359,7 @@ def resume_subscription(
             pause_start=pause.pause_start,
             pause_end=pause.pause_start,
         )
-        pause = _close(ctx, pause, PauseStatus.CANCELLED).model_copy(
+        pause = close_pause(ctx, pause, PauseStatus.CANCELLED).model_copy(
             update={"resume_mode": data.resume_mode, "metadata": {**pause.metadata, **data.metadata}}
         )
         saved = _save(uow, ctx, sub, withdrawn(sub), ("subscription.updated",))
@@ -401,7 +394,7 @@ def v2_pauses(uow: UnitOfWork, sub: Subscription) -> tuple[SubscriptionPause, ..
 
 
 def _due(pause: SubscriptionPause, now: datetime) -> bool:
-    return pause.pause_status in _OPEN and pause.run_at is not None and pause.run_at <= now
+    return pause.pause_status in OPEN_PAUSE_STATUSES and pause.run_at is not None and pause.run_at <= now
 
 
 def _carry_out(
@@ -417,19 +410,19 @@ def _carry_out(
         if sub is None or sub.active_pause_id != pause.id:
             # The subscription is gone or moved on: the pause has nothing left to act on.
             started = pause.pause_status is PauseStatus.ACTIVE
-            pause = _close(ctx, pause, PauseStatus.COMPLETED if started else PauseStatus.CANCELLED)
+            pause = close_pause(ctx, pause, PauseStatus.COMPLETED if started else PauseStatus.CANCELLED)
         elif pause.pause_status is PauseStatus.SCHEDULED:
             sub = _bill_until(uow, sub, at, run, result)
             if sub.subscription_status is SubscriptionStatus.ACTIVE:
                 after, pause = _started(sub, pause, ctx)
                 sub = _save(uow, ctx, sub, after, _PAUSED)
             else:  # the billing up to the pause start ended the subscription
-                pause = _close(ctx, pause, PauseStatus.CANCELLED)
+                pause = close_pause(ctx, pause, PauseStatus.CANCELLED)
                 sub = _save(uow, ctx, sub, withdrawn(sub), ("subscription.updated",))
         elif sub.subscription_status is SubscriptionStatus.PAUSED:
             sub, pause = _resume(uow, ctx, sub, pause, at=at, mode=ResumeMode.AUTO, metadata={})
         else:
-            pause = _close(ctx, pause, PauseStatus.COMPLETED)
+            pause = close_pause(ctx, pause, PauseStatus.COMPLETED)
     if pause is not stored:
         uow.subscription_pauses.update(pause, expected_version=stored.version)
 
@@ -456,20 +449,24 @@ def run_due_pauses(uow: UnitOfWork, items: Sequence[Record], run: DueRun) -> Bat
     return result
 
 
-def pause_windows(uow: UnitOfWork, subscription_ids: Iterable[str]) -> dict[str, list[Period]]:
-    """Per subscription, the windows it was or is paused over (``[pause_start, resumed_at)``; a
-    running pause is open: its end is ``datetime.max``), for the credit grant applications due
-    while it was paused (:func:`~billingkit.domain.pause_rules.status_at`). One read for all."""
-    found: dict[str, list[Period]] = defaultdict(list)
-    statuses = [PauseStatus.ACTIVE.value, PauseStatus.COMPLETED.value]
-    rows = list_where_in(
-        uow.subscription_pauses,
-        "subscription_id",
-        subscription_ids,
-        Filter("pause_status", Op.IN, statuses),
-    )
-    for pause in rows:
-        end = pause.resumed_at or datetime.max.replace(tzinfo=pause.pause_start.tzinfo)
-        if end > pause.pause_start:
-            found[pause.subscription_id].append(Period(pause.pause_start, end))
-    return found
+def end_pause_for_cancellation(
+    uow: UnitOfWork, ctx: Context, sub: Subscription, *, immediate: bool
+) -> Subscription:
+    """``sub`` ready to be cancelled: a ``paused`` subscription is first resumed now (its pause
+    ``completed``, its period stretched by the paused time, ``subscription.resumed``), so an
+    immediate cancellation bills and credits the period as it really stands. A scheduled
+    cancellation of a paused subscription is refused (``InvalidOperation``): its period has no
+    end while paused; resume it first, or cancel it now. Any other subscription is ``sub``."""
+    if sub.subscription_status is not SubscriptionStatus.PAUSED:
+        return sub
+    if not immediate:
+        raise InvalidOperation(
+            f"subscription {sub.id} is paused: its period ends only once it is resumed; resume it "
+            "first, or cancel it immediately"
+        )
+    pause = _open_pause(uow, sub)
+    if pause is None or pause.pause_status is not PauseStatus.ACTIVE:
+        return sub
+    saved, done = _resume(uow, ctx, sub, pause, at=ctx.now, mode=ResumeMode.IMMEDIATE, metadata={})
+    uow.subscription_pauses.update(done, expected_version=pause.version)
+    return saved
