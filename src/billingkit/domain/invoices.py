@@ -102,12 +102,15 @@ class BillingReason(StrEnum):
 class InvoiceLineItem(BaseModel):
     """One line of an invoice. ``amount`` is before discounts and credits (money, rounded);
     ``quantity`` is the billed quantity (usage after allowances for USAGE lines); ``trace`` says how
-    the amount was computed (tiers, proration, rounding), as the billing core reported it."""
+    the amount was computed (tiers, proration, rounding), as the billing core reported it.
+    ``subscription_id``: the subscription whose line item it bills, when that is not the invoice's
+    own (a ``grouped_invoicing`` child's line on its parent's invoice); ``None``: the invoice's."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     subscription_line_item_id: str | None = None
+    subscription_id: str | None = None
     parent_line_item_id: str | None = None
     entity_type: str | None = None
     entity_id: str | None = None
@@ -178,6 +181,9 @@ class InvoiceTax(EnvironmentResource):
 class Invoice(EnvironmentResource):
     """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
 
+    ``customer_id`` is who is billed; ``subscription_customer_id`` the customer of the subscription
+    it bills (another one under delegated invoicing; ``None`` for invoices of no subscription).
+
     Internal fields, not on the wire: ``finalize_at`` (when the due-work runner finalizes this
     draft: a renewal draft kept open by the finalization delay), ``request_fingerprint`` (the
     digest of the direct-invoice request an ``idempotency_key`` was first used with) and
@@ -191,6 +197,7 @@ class Invoice(EnvironmentResource):
     payment_status: PaymentStatus = PaymentStatus.PENDING
     customer_id: str
     subscription_id: str | None = None
+    subscription_customer_id: str | None = None
     currency: str
     description: str | None = None
     billing_reason: BillingReason
@@ -269,8 +276,18 @@ class Invoice(EnvironmentResource):
             "currency": self.currency,
             **self.common_fields(),
         }
-        data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        data["line_items"] = [_line_wire(line, common) for line in data["line_items"]]
         return data
+
+
+def _line_wire(line: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
+    """One line's wire form: the line with the invoice's common fields, its ``subscription_id``
+    (in the common fields' place) its own when it bills another subscription's line item."""
+    own = line.pop("subscription_id", None)
+    merged = {**line, **common}
+    if own is not None:
+        merged["subscription_id"] = own
+    return merged
 
 
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).

@@ -175,9 +175,13 @@ class Subscriptions(Area):
     #: The subscription's pending credit grant applications (credits still to come), soonest first.
     upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
-    #: "coupon_code": "..."})``; other types are refused by this version.
+    #: "coupon_code": "..."})``; ``type="inheritance"`` (``inheritance_params``) and
+    #: ``type="grouped_invoicing"`` (``grouped_invoicing_params``) add or remove children; other
+    #: types are refused by this version.
     modify = IdRequestOp(
-        subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
+        subscription_modify.modify_subscription,
+        subscription_modify.ExecuteSubscriptionModifyRequest,
+        scope_arguments=_renewal_notice,
     )
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:

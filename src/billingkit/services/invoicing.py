@@ -80,6 +80,12 @@ from billingkit.services.subscription_commitments import (
     load_commitment_usage,
     wire_commitment_info,
 )
+from billingkit.services.subscription_families import (
+    Families,
+    billed_customer_ids,
+    load_families,
+    usage_customers,
+)
 from billingkit.services.tax_resolution import load_subscription_tax_rates
 
 __all__ = [
@@ -114,6 +120,9 @@ class Charge:
     reference_point: str
     period: Period
     next_period: Period | None = None
+    #: Lines of ``grouped_invoicing`` children billed on this (their parent's) invoice, each with
+    #: the charge of its own subscription (:func:`billingkit.services.grouped_billing.group_charges`).
+    grouped: tuple[tuple[Charge, SubscriptionLineItem], ...] = ()
 
 
 @dataclass(slots=True)
@@ -138,6 +147,10 @@ class Snapshot:
     # the customers' PRE_PAID wallets and their lots (credits left), shrunk by each invoice the
     # batch issues (:meth:`InvoiceCredits.take`); empty when loaded without credits
     credits: InvoiceCredits = field(default_factory=InvoiceCredits)
+    # the parents' children (:mod:`billingkit.services.subscription_families`), and parent id ->
+    # the external ids of its inherited children's customers, whose usage it bills
+    families: Families = field(default_factory=Families)
+    usage_customers: dict[str, frozenset[str]] = field(default_factory=dict)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -187,13 +200,20 @@ def load_snapshot(
 ) -> Snapshot:
     """What ``subscriptions`` (of the unit of work's scope) are priced with when their invoices are
     computed at ``at`` (the tax associations in force then); with ``credits``, also their customers'
-    prepaid credits (:func:`~billingkit.services.invoice_credits.load_invoice_credits`)."""
+    prepaid credits (:func:`~billingkit.services.invoice_credits.load_invoice_credits`). The
+    parents' grouped children are priced with them, so they are loaded too."""
+    families = load_families(uow, subscriptions)
+    if families:
+        subscriptions = [*subscriptions, *families.members()]
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
         meters=_by_ids(uow.meters, (line.meter_id for line in lines if line.meter_id)),
-        customers=_by_ids(uow.customers, (sub.customer_id for sub in subscriptions)),
+        customers=_by_ids(uow.customers, billed_customer_ids(subscriptions, families)),
+        families=families,
     )
+    if families:
+        snapshot.usage_customers = families.usage_customers(subscriptions, snapshot.customers)
     plan_ids = sorted({sub.plan_id for sub in subscriptions if any(li.meter_id for li in sub.line_items)})
     entitlements = list_where_in(
         uow.entitlements, "entity_id", plan_ids, Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN)
@@ -207,7 +227,7 @@ def load_snapshot(
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
     if credits:
-        snapshot.credits = load_invoice_credits(uow, (sub.customer_id for sub in subscriptions))
+        snapshot.credits = load_invoice_credits(uow, (sub.billed_customer_id for sub in subscriptions))
     return snapshot
 
 
@@ -231,11 +251,11 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
     for index, charge in enumerate(charges):
         if not has_arrear(charge):
             continue
-        sub = charge.subscription
-        customer = snapshot.customers.get(sub.customer_id)
-        if customer is None:
-            raise ValidationError(f"customer {sub.customer_id} is missing", field="customer_id")
-        for line in sub.line_items:
+        who = usage_customers(charge.subscription, snapshot.customers, snapshot.usage_customers)
+        metered = [(line, who) for line in charge.subscription.line_items]
+        for own, line in charge.grouped:
+            metered.append((line, usage_customers(own.subscription, snapshot.customers, {})))
+        for line, customers in metered:
             if line.price_type is not PriceType.USAGE or line.meter_id is None:
                 continue
             window = arrear_window(line, charge.period)
@@ -246,7 +266,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
                     snapshot.meter_spec(line.meter_id),
                     window[0],
                     window[1],
-                    frozenset((customer.external_id,)),
+                    customers,
                 )
             )
             owners.append((index, line.id))
@@ -344,6 +364,8 @@ def _request(
 ) -> InvoiceRequest:
     sub = charge.subscription
     lines = tuple(_line_input(line, charge, snapshot, usage.get(line.id)) for line in sub.line_items)
+    if charge.grouped:
+        lines += tuple(_line_input(line, own, snapshot, usage.get(line.id)) for own, line in charge.grouped)
     commitment = None
     prior, closes = ZERO, True
     if sub.commitment_amount is not None:
@@ -376,7 +398,7 @@ def _request(
         tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
         plan_display_name=plan_name,
-        credit_sources=snapshot.credits.sources(sub.customer_id, sub.currency),
+        credit_sources=snapshot.credits.sources(sub.billed_customer_id, sub.currency),
         credits_as_of=credits_instant(charge.reference_point, charge.period.end, as_of),
     )
 
@@ -389,9 +411,12 @@ def build_invoice(
     charge, draft = computed.charge, computed.draft
     sub = charge.subscription
     by_id = {line.id: line for line in sub.line_items}
+    owners = {line.id: own.subscription for own, line in charge.grouped}
+    by_id.update((line.id, line) for _, line in charge.grouped)
     lines = []
     for drafted in draft.lines:
         item = by_id.get(drafted.line_item_id)
+        owner = owners.get(drafted.line_item_id, sub) if owners else sub
         meter = snapshot.meters.get(drafted.meter_id) if drafted.meter_id else None
         used = computed.usage.get(drafted.line_item_id)
         price = snapshot.prices.get(drafted.price_id) if drafted.price_id else None
@@ -399,8 +424,9 @@ def build_invoice(
             InvoiceLineItem(
                 id=ctx.ids.new("inv_line"),
                 subscription_line_item_id=item.id if item is not None else None,
+                subscription_id=owner.id if owner is not sub else None,
                 entity_type="plan",
-                entity_id=sub.plan_id,
+                entity_id=owner.plan_id,
                 plan_display_name=item.plan_display_name if item is not None else None,
                 display_name=drafted.display_name,
                 meter_id=drafted.meter_id,
@@ -434,8 +460,9 @@ def build_invoice(
         **ctx.stamp(),
         invoice_status=InvoiceStatus.SKIPPED if skipped else InvoiceStatus.DRAFT,
         payment_status=PaymentStatus.SUCCEEDED if draft.amount_due == ZERO else PaymentStatus.PENDING,
-        customer_id=sub.customer_id,
+        customer_id=sub.billed_customer_id,
         subscription_id=sub.id,
+        subscription_customer_id=sub.customer_id,
         currency=sub.currency,
         billing_reason=charge.reason,
         billing_period=sub.billing_period,

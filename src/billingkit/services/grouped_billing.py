@@ -1,0 +1,80 @@
+"""A parent's invoices carry its ``grouped_invoicing`` children's lines, and its children move with
+it (rules in :mod:`billingkit.domain.subscription_inheritance`).
+
+* :func:`group_charges`: a parent's charges with its grouped children's lines added (the children
+  are in the snapshot: :func:`billingkit.services.invoicing.load_snapshot` loads them), step by
+  step, so a run that bills several elapsed periods bills each child's charges once;
+* :func:`followers`: the parent's children as saved once the parent's billing steps are done
+  (its period, anchor and status), written with the parent in the billing run's unit of work;
+* :func:`check_billed_alone`: children have no invoices of their own to preview.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from billingkit.domain.subscription_inheritance import MemberState, follow_parent, is_child
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionType
+from billingkit.errors import InvalidOperation
+from billingkit.services.context import Context
+from billingkit.services.invoicing import Charge, Snapshot
+
+__all__ = ["check_billed_alone", "followers", "group_charges"]
+
+
+def group_charges(snapshot: Snapshot, sub: Subscription, charges: Sequence[Charge]) -> list[Charge]:
+    """``charges`` (``sub``'s invoices in billing order) with the lines of ``sub``'s grouped
+    children that each one bills: as many as the parent's own (a parent with no grouped children,
+    or any other subscription, gets ``charges`` back unchanged)."""
+    if sub.subscription_type is not SubscriptionType.PARENT:
+        return list(charges)
+    members = snapshot.families.members_of(sub.id)
+    if not members:
+        return list(charges)
+    states = {member.id: MemberState.of(member) for member in members}
+    grouped: list[Charge] = []
+    for charge in charges:
+        lines: list[tuple[Charge, SubscriptionLineItem]] = []
+        point, period, following = charge.reference_point, charge.period, charge.next_period
+        for member in members:
+            own = Charge(member, charge.reason, point, period, following)
+            state = states[member.id]
+            owed = state.lines(member, reference_point=point, period=period, next_period=following)
+            lines += [(own, line) for line in owed]
+            states[member.id] = state.after(reference_point=point, period=period, next_period=following)
+        grouped.append(replace(charge, grouped=tuple(lines)))
+    return grouped
+
+
+def followers(
+    ctx: Context, snapshot: Snapshot, parent: Subscription, saved: Subscription
+) -> list[tuple[Subscription, Subscription]]:
+    """(as stored, as it will be saved) for each child of ``parent`` that follows it to ``saved``
+    (the parent after its billing steps); none unless the parent moved (a period or a trial
+    ended, or it ended). Grouped children count the parent's invoices that carried them (their
+    first ADVANCE charges are no longer owed)."""
+    if parent.subscription_type is not SubscriptionType.PARENT or (
+        parent.current_period_end == saved.current_period_end
+        and parent.subscription_status is saved.subscription_status
+    ):
+        return []
+    billed = {member.id for member in snapshot.families.members_of(parent.id)}
+    return [
+        (
+            child,
+            child.model_copy(
+                update={**follow_parent(child, saved, billed=child.id in billed), **ctx.touch()}
+            ),
+        )
+        for child in snapshot.families.followers_of(parent.id)
+    ]
+
+
+def check_billed_alone(sub: Subscription) -> None:
+    """Refuse to preview an invoice of a child: it has none of its own (``InvalidOperation``)."""
+    if is_child(sub):
+        raise InvalidOperation(
+            f"subscription {sub.id} is {sub.subscription_type.value}: it is billed on the invoices of "
+            f"its parent {sub.parent_subscription_id}; preview those"
+        )
