@@ -498,7 +498,11 @@ def apply_inheritance(
     update: dict[str, Any] = {"subscription_type": kind}
     if config.invoicing_customer_external_id is not None:
         field = "inheritance.invoicing_customer_external_id"
-        (payer,) = find_customers(uow, [config.invoicing_customer_external_id], field)
+        payer = uow.customers.find_one(external_id=config.invoicing_customer_external_id)
+        if payer is None:
+            raise ValidationError(
+                f"no customer with external id {config.invoicing_customer_external_id!r}", field=field
+            )
         if payer.id == sub.customer_id:
             raise ValidationError("the invoicing customer is the subscription's own customer", field=field)
         update["invoicing_customer_id"] = payer.id
