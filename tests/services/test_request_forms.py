@@ -113,7 +113,9 @@ def test_reference_fields_this_version_cannot_honour_are_refused_unless_empty(te
         lambda: test_env.subscriptions.list(effective_date_for_update="2026-05-01T00:00:00Z"),
         "effective_date_for_update",
     )
-    assert test_env.subscriptions.list(with_coupon_associations=True, effective_date_for_update=None).total == 0
+    assert (
+        test_env.subscriptions.list(with_coupon_associations=True, effective_date_for_update=None).total == 0
+    )
     _refusal(
         lambda: test_env.plans.create(name="Pro", prices=[{**FEE, "filter_values": {"region": ["eu"]}}]),
         "prices[0].filter_values",

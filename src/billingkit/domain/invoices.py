@@ -267,7 +267,7 @@ class Invoice(EnvironmentResource):
         the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
         leaves out each line's ``trace`` (webhook payloads carry the invoice without them).
         ``invoice_pdf_url`` is the one set on the invoice, else :data:`INVOICE_PDF_PATH`."""
-        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else set(_INTERNAL))
+        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else _WITH_TRACES)
         data["invoice_pdf_url"] = self.invoice_pdf_url or INVOICE_PDF_PATH.format(invoice_id=self.id)
         common = {
             "invoice_id": self.id,
@@ -276,23 +276,26 @@ class Invoice(EnvironmentResource):
             "currency": self.currency,
             **self.common_fields(),
         }
-        data["line_items"] = [_line_wire(line, common) for line in data["line_items"]]
+        lines = data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        # A line billing another subscription's line item (a grouped child's on its parent's
+        # invoice) shows that subscription, in the common field's place.
+        for wire, line in zip(lines, self.line_items, strict=True):
+            if line.subscription_id is not None:
+                wire["subscription_id"] = line.subscription_id
         return data
-
-
-def _line_wire(line: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
-    """One line's wire form: the line with the invoice's common fields, its ``subscription_id``
-    (in the common fields' place) its own when it bills another subscription's line item."""
-    own = line.pop("subscription_id", None)
-    merged = {**line, **common}
-    if own is not None:
-        merged["subscription_id"] = own
-    return merged
 
 
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
 _INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
-_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
+# A line's own ``subscription_id`` is shown in the invoice's common field's place (``to_dict``).
+_WITH_TRACES: dict[str, Any] = {
+    "line_items": {"__all__": {"subscription_id"}},
+    **dict.fromkeys(_INTERNAL, True),
+}
+_WITHOUT_TRACES: dict[str, Any] = {
+    "line_items": {"__all__": {"trace", "subscription_id"}},
+    **dict.fromkeys(_INTERNAL, True),
+}
 
 
 def invoice_number_key(at: datetime) -> str:

@@ -11,7 +11,6 @@ it (rules in :mod:`billingkit.domain.subscription_inheritance`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from billingkit.domain.subscription_inheritance import MemberState, follow_parent, is_child
@@ -23,15 +22,15 @@ from billingkit.services.invoicing import Charge, Snapshot
 __all__ = ["check_billed_alone", "followers", "group_charges"]
 
 
-def group_charges(snapshot: Snapshot, sub: Subscription, charges: Sequence[Charge]) -> list[Charge]:
+def group_charges(snapshot: Snapshot, sub: Subscription, charges: list[Charge]) -> list[Charge]:
     """``charges`` (``sub``'s invoices in billing order) with the lines of ``sub``'s grouped
     children that each one bills: as many as the parent's own (a parent with no grouped children,
-    or any other subscription, gets ``charges`` back unchanged)."""
+    or any other subscription, gets ``charges`` itself back)."""
     if sub.subscription_type is not SubscriptionType.PARENT:
-        return list(charges)
+        return charges
     members = snapshot.families.members_of(sub.id)
     if not members:
-        return list(charges)
+        return charges
     states = {member.id: MemberState.of(member) for member in members}
     grouped: list[Charge] = []
     for charge in charges:

@@ -411,8 +411,10 @@ def build_invoice(
     charge, draft = computed.charge, computed.draft
     sub = charge.subscription
     by_id = {line.id: line for line in sub.line_items}
-    owners = {line.id: own.subscription for own, line in charge.grouped}
-    by_id.update((line.id, line) for _, line in charge.grouped)
+    owners: dict[str, Subscription] = {}
+    if charge.grouped:  # a parent's invoice: its grouped children's lines name their own
+        owners = {line.id: own.subscription for own, line in charge.grouped}
+        by_id.update((line.id, line) for _, line in charge.grouped)
     lines = []
     for drafted in draft.lines:
         item = by_id.get(drafted.line_item_id)
