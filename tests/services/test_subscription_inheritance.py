@@ -749,3 +749,46 @@ def test_modify_moves_subscriptions_into_and_out_of_a_group(fam: Family) -> None
         fam.s.subscriptions.modify(
             solo.id, type="grouped_invoicing", grouped_invoicing_params={"action": "remove"}
         )
+
+
+def _inline(amount: str) -> dict[str, Any]:
+    """A subscription's own monthly fee in advance (a line item's inline price)."""
+    return {
+        "type": "FIXED",
+        "billing_model": "FLAT_FEE",
+        "amount": amount,
+        "billing_period": "MONTHLY",
+        "invoice_cadence": "ADVANCE",
+    }
+
+
+def test_a_grouped_childs_extra_line_bills_with_the_parent_and_is_not_prorated_alone(fam: Family) -> None:
+    parent = fam.subscribe("acme")
+    team = fam.subscribe(
+        "team",
+        fam.child_plan,
+        inheritance={"parent_subscription_id": parent.id},
+        line_items=[{"price": _inline("5"), "display_name": "Support"}],
+    )
+    fam.clock.set(at(2026, 1, 10))
+    extra = {"price": _inline("8"), "display_name": "Seat"}
+    with pytest.raises(InvalidOperation):
+        fam.s.subscriptions.add_line_item(team.id, proration_behavior="create_prorations", **extra)
+    added = fam.s.subscriptions.add_line_item(team.id, start_date=at(2026, 2, 1), **extra)
+    assert added.invoice is None
+    fam.clock.set(at(2026, 2, 1))
+    fam.billing.run_due()
+    january = fam.invoices(parent)[1]
+    assert sorted(
+        (line.display_name, str(line.amount), f"{line.period_start:%m-%d}")
+        for line in january.line_items
+        if line.subscription_id == team.id
+    ) == [
+        ("Seat", "8.00", "02-01"),  # from its start, February in advance
+        ("Support", "5.00", "01-01"),  # created with the child: January in arrears
+        ("Support", "5.00", "02-01"),
+        ("Team calls", "0.00", "01-01"),
+        ("Team fee", "31.00", "01-01"),
+        ("Team fee", "31.00", "02-01"),
+    ]
+    assert fam.invoices(team) == []

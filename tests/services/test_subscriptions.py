@@ -178,8 +178,16 @@ BAD: list[Case] = [
     ("negative trial days", lambda c: {"trial_period_days": -1}, "trial_period_days"),
     ("addons", lambda c: {"addons": [{"addon_id": "addon_x", "quantity": 1}]}, "addons"),
     ("unknown coupon", lambda c: {"coupons": ["coupon_x"]}, "coupons[0]"),
-    ("line items", lambda c: {"line_items": [{"price_id": "price_x"}]}, "line_items"),
-    ("phases", lambda c: {"phases": [{"start_date": "2026-06-01T00:00:00Z"}]}, "phases"),
+    (
+        "unknown line item price",
+        lambda c: {"line_items": [{"price_id": "price_x"}]},
+        "line_items[0].price_id",
+    ),
+    (
+        "phases on a draft",
+        lambda c: {"subscription_status": "draft", "phases": [{"start_date": "2026-06-01T00:00:00Z"}]},
+        "phases",
+    ),
     ("auto invoice threshold", lambda c: {"auto_invoice_threshold": "100"}, "auto_invoice_threshold"),
     (
         "allowance resetting daily on a monthly subscription",

@@ -24,6 +24,7 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.payments import Payment
 from billingkit.domain.resources import iso
+from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent
 from billingkit.domain.wallets import Wallet, WalletTransaction
@@ -35,6 +36,7 @@ __all__ = [
     "event_to_dict",
     "invoice_payload",
     "payment_payload",
+    "phase_payload",
     "rejected_event_payload",
     "subscription_payload",
     "transaction_payload",
@@ -96,6 +98,17 @@ def subscription_payload(sub: Subscription, customer: Customer | None) -> dict[s
     else:
         payload["customer"] = None
     return payload
+
+
+def phase_payload(phase: SubscriptionPhase) -> dict[str, Any]:
+    """The ``phase`` of subscription phase webhook payloads (the reference's
+    ``webhookDto.SubscriptionPhase``): id, subscription, window."""
+    return {
+        "id": phase.id,
+        "subscription_id": phase.subscription_id,
+        "start_date": iso(phase.start_date),
+        "end_date": iso(phase.end_date),
+    }
 
 
 def invoice_payload(invoice: Invoice) -> dict[str, Any]:
@@ -270,6 +283,7 @@ _CATALOGUE: tuple[EventType, ...] = (
         "Subscription",
         "phase",
         "subscription.phase.created subscription.phase.updated subscription.phase.deleted",
+        phase_payload,
     ),
     *_group("Subscription", "subscription", "subscription.renewal.due", subscription_payload),
     *_group(

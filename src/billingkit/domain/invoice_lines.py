@@ -96,6 +96,8 @@ class LineItemInput:
     * ``time_bucket_prices``: (time bucket price_id, price) pairs overriding ``price`` per time bucket.
     * ``proration_coefficient`` in [0, 1] for FIXED lines (None = coverage of the period).
     * ``start_date``/``end_date``: the line's own life; charges are clipped to it.
+    * ``one_time``: a FIXED line charged once, in full, on the invoice whose window holds its
+      ``start_date`` (its charge date); an ``end_date`` at or before that date cancels the charge.
     Raises ``ValidationError`` naming the JSON field.
     """
 
@@ -118,6 +120,7 @@ class LineItemInput:
     proration_coefficient: Decimal | None = None
     start_date: datetime | None = None
     end_date: datetime | None = None
+    one_time: bool = False
     # Derived once here so assembly does not redo it: the quantity priced, where it came from, and
     # the commitment in money (None for time-bucket commitments, which are per bucket).
     _billable: Decimal = field(default=ZERO, init=False, repr=False, compare=False)
@@ -213,6 +216,8 @@ class LineItemInput:
             raise ValidationError("end_date must not be before start_date", field="end_date")
         set_(self, "start_date", start)
         set_(self, "end_date", end)
+        if require_bool(self.one_time, field="one_time") and (self.price_type != FIXED or start is None):
+            raise ValidationError("a one-time line is a FIXED line with a start_date", field="one_time")
         self._derive()
 
     def _derive(self) -> None:

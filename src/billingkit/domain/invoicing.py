@@ -12,7 +12,8 @@ Which charges (``reference_point``):
   share of the period used.
 * ``preview``: like ``period_end``, but earlier invoices are not checked for overlaps.
 
-Every charge is clipped to the line's own ``[start_date, end_date)``.
+Every charge is clipped to the line's own ``[start_date, end_date)``; a one-time line is charged
+once, in full, on the invoice whose window holds its date.
 
 Order of adjustments (each figure rounded where it is produced; totals are sums of rounded parts):
 
@@ -358,8 +359,19 @@ def assemble_invoice(request: InvoiceRequest) -> InvoiceDraft:
                 continue
             full_start, full_end = arrear
             window_end = cutoff
-        start = full_start
         line_start, line_end = item.start_date, item.end_date
+        if item.one_time:
+            # Charged once, in full, by the window holding its date: 50.00 dated 10 May is 50.00
+            # on the invoice whose window holds 10 May, and on no other.
+            assert line_start is not None  # LineItemInput checks it
+            if line_start < full_start or line_start >= window_end:
+                continue
+            if line_end is not None and line_end <= line_start:
+                continue
+            charge = charge_line(item, full_start, full_end, full_start, full_end, currency)
+            append(_charge_row(item=item, charge=charge, start=line_start, end=window_end))
+            continue
+        start = full_start
         if line_start is not None and line_start > start:
             start = line_start
         end = window_end

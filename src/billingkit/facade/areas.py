@@ -29,10 +29,14 @@ from billingkit.services import (
     invoice_lifecycle,
     invoice_updates,
     invoices,
+    line_item_requests,
+    line_item_search,
     notifications,
     payment_attempts,
     payments,
+    subscription_line_items,
     subscription_modify,
+    subscription_phases,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -183,6 +187,25 @@ class Subscriptions(Area):
         subscription_modify.ExecuteSubscriptionModifyRequest,
         scope_arguments=_renewal_notice,
     )
+    #: Line items beyond the plan's: ``add_line_item(id, price_id=... | price={...})``,
+    #: ``update_line_item(line_id, amount=..., effective_from=...)`` (ends the line and starts a
+    #: replacement), ``update_line_item(line_id, end_date=...)``, ``delete_line_item(line_id)``
+    #: (each answers a ``LineItemChange``); ``line_items(**filters)`` searches them.
+    add_line_item = IdRequestOp(subscription_line_items.add_line_item, line_item_requests.LineItemCreate)
+    update_line_item = IdRequestOp(
+        subscription_line_items.update_line_item, line_item_requests.LineItemUpdate
+    )
+    delete_line_item = IdRequestOp(
+        subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
+    )
+    line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
+    #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
+    add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
+    update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
+    delete_phase = IdOp(subscription_phases.delete_phase)
+    phases = IdOp(subscription_phases.list_phases)
+    get_phase = IdOp(subscription_phases.get_phase)
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

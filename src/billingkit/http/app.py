@@ -32,6 +32,8 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_line_items,
+    subscription_phases,
     subscriptions,
     tax_associations,
     tax_rates,
@@ -81,7 +83,9 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_line_items,
         invoices,
         invoice_documents,
         payments,

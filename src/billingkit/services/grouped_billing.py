@@ -6,7 +6,8 @@ it (rules in :mod:`billingkit.domain.subscription_inheritance`).
   step, so a run that bills several elapsed periods bills each child's charges once;
 * :func:`followers`: the parent's children as saved once the parent's billing steps are done
   (its period, anchor and status), written with the parent in the billing run's unit of work;
-* :func:`check_billed_alone`: children have no invoices of their own to preview.
+* :func:`check_billed_alone`: children have no invoices of their own to preview, nor line
+  changes invoiced or credited on their own (:mod:`billingkit.services.line_item_prorations`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from billingkit.errors import InvalidOperation
 from billingkit.services.context import Context
 from billingkit.services.invoicing import Charge, Snapshot
 
-__all__ = ["check_billed_alone", "followers", "group_charges"]
+__all__ = ["check_billed_alone", "check_settled_alone", "followers", "group_charges"]
 
 
 def group_charges(snapshot: Snapshot, sub: Subscription, charges: list[Charge]) -> list[Charge]:
@@ -76,4 +77,16 @@ def check_billed_alone(sub: Subscription) -> None:
         raise InvalidOperation(
             f"subscription {sub.id} is {sub.subscription_type.value}: it is billed on the invoices of "
             f"its parent {sub.parent_subscription_id}; preview those"
+        )
+
+
+def check_settled_alone(sub: Subscription) -> None:
+    """Refuse to invoice or credit a line change of a child on its own, now: its lines are
+    billed on its parent's invoices (``InvalidOperation`` naming the ways that do work)."""
+    if is_child(sub):
+        raise InvalidOperation(
+            f"subscription {sub.id} is {sub.subscription_type.value}: its lines are billed on the invoices "
+            f"of its parent {sub.parent_subscription_id}, so a line change is not invoiced or credited "
+            "on its own; change it without create_prorations (a one-time charge: dated from the period "
+            "end on)"
         )

@@ -7,8 +7,8 @@ draft activation, the billing run and invoice previews.
    :func:`compute_invoice` hands each invoice to the billing core
    (:func:`billingkit.domain.invoicing.assemble_invoice`);
 3. :func:`build_invoice` turns a computed draft into an :class:`~billingkit.domain.invoices.Invoice`
-   with its per-line trace; :func:`issue_invoice` numbers it, stores it under its unique key and
-   records its notification.
+   with its per-line trace; :func:`issue_invoice` (:mod:`billingkit.services.invoice_issuing`)
+   numbers it, stores it under its unique key and records its notification.
 
 Previews stop after step 3, so they run the same code without writing anything.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -37,21 +37,17 @@ from billingkit.domain.invoices import (
     InvoiceStatus,
     PaymentStatus,
     due_date,
-    invoice_number,
-    invoice_number_key,
 )
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
+from billingkit.domain.line_item_rules import one_time_charge_date
 from billingkit.domain.money import ZERO
-from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
-from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
-from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import load_coupon_associations
 from billingkit.services.invoice_adjustments import (
@@ -63,7 +59,12 @@ from billingkit.services.invoice_credits import (
     InvoiceCredits,
     credits_instant,
     load_invoice_credits,
-    record_debits,
+)
+from billingkit.services.invoice_issuing import (
+    finalize_or_hold,
+    invoice_event,
+    issue_invoice,
+    number_invoices,
 )
 from billingkit.services.line_terms import (
     arrear_window,
@@ -134,6 +135,8 @@ class Snapshot:
     customers: dict[str, Customer] = field(default_factory=dict)
     # plan id -> meter id -> the plan's entitlement on the feature metered by that meter
     allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    # subscription id -> overridden entitlement id -> the subscription's override of it
+    entitlement_overrides: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
     # subscription id -> the coupons attached to it, as the billing core applies them
     coupon_associations: dict[str, tuple[CouponAssociation, ...]] = field(default_factory=dict)
     # coupon id -> the stored coupon (its snapshot goes on each coupon application record)
@@ -214,14 +217,20 @@ def load_snapshot(
     )
     if families:
         snapshot.usage_customers = families.usage_customers(subscriptions, snapshot.customers)
-    plan_ids = sorted({sub.plan_id for sub in subscriptions if any(li.meter_id for li in sub.line_items)})
-    entitlements = list_where_in(
-        uow.entitlements, "entity_id", plan_ids, Filter("entity_type", Op.EQ, EntitlementEntityType.PLAN)
-    )
+    metered = [sub for sub in subscriptions if any(li.meter_id for li in sub.line_items)]
+    # One read for the plans' entitlements and the subscriptions' overrides of them (ids differ
+    # by prefix, the owner type tells them apart).
+    owners = sorted({sub.plan_id for sub in metered} | {sub.id for sub in metered})
+    entitlements = list_where_in(uow.entitlements, "entity_id", owners)
     features: dict[str, Feature] = _by_ids(uow.features, (e.feature_id for e in entitlements))
     for entitlement in entitlements:
+        if entitlement.entity_type is EntitlementEntityType.SUBSCRIPTION:
+            if entitlement.parent_entitlement_id:
+                overrides = snapshot.entitlement_overrides.setdefault(entitlement.entity_id, {})
+                overrides[entitlement.parent_entitlement_id] = entitlement
+            continue
         feature = features.get(entitlement.feature_id)
-        if feature is not None and feature.meter_id:
+        if entitlement.entity_type is EntitlementEntityType.PLAN and feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
@@ -319,6 +328,17 @@ def _line_input(
     }
     spec = snapshot.price_spec(line.price_id)
     if line.price_type is PriceType.FIXED:
+        if line.billing_period is BillingPeriod.ONETIME:
+            common["start_date"] = one_time_charge_date(line, sub)
+            return LineItemInput(
+                line.id,
+                spec,
+                "FIXED",
+                line.invoice_cadence.value,
+                quantity=line.quantity,
+                one_time=True,
+                **common,
+            )
         return LineItemInput(
             line.id,
             spec,
@@ -345,6 +365,8 @@ def _line_input(
         )
     allowance: Decimal | None = None
     entitlement = snapshot.allowances.get(sub.plan_id, {}).get(line.meter_id or "")
+    if entitlement is not None:
+        entitlement = snapshot.entitlement_overrides.get(sub.id, {}).get(entitlement.id, entitlement)
     if entitlement is not None and supported_allowance(entitlement, sub):
         result = apply_allowance(
             Allowance(
@@ -427,8 +449,8 @@ def build_invoice(
                 id=ctx.ids.new("inv_line"),
                 subscription_line_item_id=item.id if item is not None else None,
                 subscription_id=owner.id if owner is not sub else None,
-                entity_type="plan",
-                entity_id=owner.plan_id,
+                entity_type=item.entity_type if item is not None else "plan",
+                entity_id=item.entity_id if item is not None else owner.plan_id,
                 plan_display_name=item.plan_display_name if item is not None else None,
                 display_name=drafted.display_name,
                 meter_id=drafted.meter_id,
@@ -504,86 +526,3 @@ def _commitment_duration(sub: Subscription, item: SubscriptionLineItem | None) -
     if item is not None and item.commitment_type is not None:
         return item.commitment_duration or sub.billing_period
     return sub.commitment_duration or sub.billing_period
-
-
-def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
-    """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
-    taken from the environment's monthly counter for all of them), ``finalized_at`` and
-    ``issue_date``, and nothing is left due for the worker. The counter moves in this same
-    transaction, so a rollback gives the numbers back. Nothing is stored."""
-    wanted = sum(1 for invoice in invoices if invoice.invoice_status is not InvoiceStatus.SKIPPED)
-    if not wanted:
-        return list(invoices)
-    key = invoice_number_key(ctx.now)
-    sequence = uow.counters.next(f"invoice_number:{key}", count=wanted)
-    finalized: list[Invoice] = []
-    for invoice in invoices:
-        if invoice.invoice_status is not InvoiceStatus.SKIPPED:
-            invoice = invoice.model_copy(
-                update={
-                    "invoice_number": invoice_number(key, sequence),
-                    "invoice_status": InvoiceStatus.FINALIZED,
-                    "finalized_at": ctx.now,
-                    "issue_date": ctx.now,
-                    "finalize_at": None,
-                }
-            )
-            sequence += 1
-        finalized.append(invoice)
-    return finalized
-
-
-def finalize_or_hold(
-    uow: UnitOfWork, ctx: Context, drafts: Sequence[Invoice], delay: timedelta
-) -> list[Invoice]:
-    """The billing run's invoices, in order: renewal drafts (``SUBSCRIPTION_CYCLE``) stay DRAFT
-    until ``last_computed_at + delay`` when ``delay`` is above zero (the worker finalizes them
-    then: ``finalize_at``); the others are numbered now (:func:`number_invoices`)."""
-    if delay <= timedelta(0):
-        return number_invoices(uow, ctx, drafts)
-
-    def held(invoice: Invoice) -> bool:
-        return (
-            invoice.billing_reason is BillingReason.SUBSCRIPTION_CYCLE
-            and invoice.invoice_status is InvoiceStatus.DRAFT
-        )
-
-    numbered = iter(number_invoices(uow, ctx, [invoice for invoice in drafts if not held(invoice)]))
-    return [
-        invoice.model_copy(update={"finalize_at": (invoice.last_computed_at or ctx.now) + delay})
-        if held(invoice)
-        else next(numbered)
-        for invoice in drafts
-    ]
-
-
-def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
-    """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
-    or a draft (not stored yet)."""
-    finalized = invoice.invoice_status is InvoiceStatus.FINALIZED
-    return notifications.notification(
-        ctx, "invoice.update.finalized" if finalized else "invoice.update", invoice
-    )
-
-
-def issue_invoice(
-    uow: UnitOfWork,
-    ctx: Context,
-    invoice: Invoice,
-    *,
-    computed: ComputedInvoice | None = None,
-    snapshot: Snapshot | None = None,
-) -> Invoice:
-    """Finalize (:func:`number_invoices`), store, and record its notification
-    (:func:`invoice_event`). With the ``computed`` draft ``invoice`` was built from and its
-    ``snapshot``, the prepaid credits the draft applied are debited in the same unit of work
-    (:func:`~billingkit.services.invoice_credits.record_debits`). ``AlreadyExists`` if the
-    subscription already has an invoice for this period and billing reason (nothing is written
-    then: the caller's unit of work rolls back)."""
-    (issued,) = number_invoices(uow, ctx, [invoice])
-    uow.invoices.add(issued)
-    if computed is not None and snapshot is not None and computed.draft.credit_debits:
-        taken = snapshot.credits.take(computed.draft.credit_debits, issued.id)
-        record_debits(uow, ctx, snapshot.credits, [taken])
-    notifications.record_many(uow, ctx, [invoice_event(ctx, issued)])
-    return issued

@@ -9,6 +9,7 @@ from typing import Any
 
 from billingkit.domain.catalog import CreditGrant
 from billingkit.domain.event_types import subscription_payload
+from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscriptions import Subscription
 from billingkit.services.coupon_association_reads import CouponAssociationView
 
@@ -21,13 +22,15 @@ V2_EXPANSIONS = frozenset({"coupon_associations", "credit_grants", "subscription
 class SubscriptionV2:
     """The v2 read: the subscription, which optional parts were asked for (``expand``), and
     whether the plan has price changes its line items do not have yet; ``coupon_associations``:
-    its live associations, ``credit_grants``: its own live grants (each read only when expanded)."""
+    its live associations, ``credit_grants``: its own live grants, ``phases``: its live phases in
+    order of start (each read only when expanded)."""
 
     subscription: Subscription
     expand: frozenset[str]
     plan_prices_out_of_sync: bool
     coupon_associations: tuple[CouponAssociationView, ...] = ()
     credit_grants: tuple[CreditGrant, ...] = ()
+    phases: tuple[SubscriptionPhase, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = self.subscription.to_dict(line_items="subscription_line_items" in self.expand)
@@ -36,7 +39,6 @@ class SubscriptionV2:
             data["coupon_associations"] = [view.to_dict() for view in self.coupon_associations]
         if "credit_grants" in self.expand:
             data["credit_grants"] = [grant.to_dict() for grant in self.credit_grants]
-        # Phases, which this version does not have yet, are an empty list when asked for.
         if "phases" in self.expand:
-            data["phases"] = []
+            data["phases"] = [phase.to_dict() for phase in self.phases]
         return data

@@ -6,7 +6,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   ``external_customer_id``. Plan and customer must be live; unknown ones are a 400 naming the field.
 * Line items: one per live plan price with the subscription's currency, billing period and period
   count (FIXED quantity = the price's ``min_quantity``, else 1; USAGE quantity 0, with the meter).
-  No such price -> 400 on ``currency``.
+  No such price -> 400 on ``currency``. ``override_line_items``, extra ``line_items`` and
+  ``override_entitlements`` follow :mod:`billingkit.services.subscription_line_items`.
 * ``trial_period_days``: omitted or null inherits the days common to the plan's recurring FIXED
   prices (a 400 if they disagree), 0 means no trial, more overrides. A trial makes the subscription
   ``trialing`` with ``[start, start + days)`` as its current period; nothing is billed until it ends.
@@ -25,6 +26,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
+* ``phases``: windows of the subscription with their own line items and coupons; the plan lines
+  make room for them (:mod:`billingkit.services.subscription_phases`). Drafts take none.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
   highest price sequence the line items were built from.
 
@@ -93,7 +96,9 @@ from billingkit.services.credit_grants import (
     subscription_credit_grants,
 )
 from billingkit.services.invoicing import load_snapshot
+from billingkit.services.line_item_requests import MAX_ITEMS, LineItemCreate, OverrideEntitlement
 from billingkit.services.owned_prices import next_sequence, prices_of
+from billingkit.services.price_overrides import OverrideLineItem
 from billingkit.services.records import build, get_live
 from billingkit.services.search import Searches, SearchRequest
 from billingkit.services.subscription_commitments import (
@@ -103,7 +108,14 @@ from billingkit.services.subscription_commitments import (
     commitment_periods,
 )
 from billingkit.services.subscription_inheritance import SubscriptionInheritanceConfig, apply_inheritance
+from billingkit.services.subscription_line_items import line_items_at_create
 from billingkit.services.subscription_lines import record_line_items
+from billingkit.services.subscription_phases import (
+    MAX_PHASES,
+    SubscriptionPhaseCreate,
+    create_phases,
+    phases_of,
+)
 from billingkit.services.subscription_setup import (
     check_allowances,
     find_customer,
@@ -140,10 +152,6 @@ MAX_TRIAL_DAYS = 3650
 # so a subscription is never stored without something its creator asked for.
 _NOT_YET = (
     "addons",
-    "line_items",
-    "override_line_items",
-    "override_entitlements",
-    "phases",
     "checkout",
     "auto_invoice_threshold",
 )
@@ -223,13 +231,13 @@ class SubscriptionCreate(InputModel):
     metadata: Metadata = {}
     addons: Any = None
     credit_grants: Annotated[list[SubscriptionCreditGrantInput], Field(max_length=_MAX_GRANTS)] | None = None
-    line_items: Any = None
-    override_line_items: Any = None
-    override_entitlements: Any = None
+    line_items: Annotated[list[LineItemCreate], Field(max_length=MAX_ITEMS)] | None = None
+    override_line_items: Annotated[list[OverrideLineItem], Field(max_length=MAX_ITEMS)] | None = None
+    override_entitlements: Annotated[list[OverrideEntitlement], Field(max_length=MAX_ITEMS)] | None = None
     line_item_commitments: (
         dict[Annotated[str, Field(min_length=1, max_length=64)], LineItemCommitmentConfig] | None
     ) = None
-    phases: Any = None
+    phases: Annotated[list[SubscriptionPhaseCreate], Field(max_length=MAX_PHASES)] | None = None
     subscription_coupons: Annotated[list[SubscriptionCouponInput], Field(max_length=_MAX_COUPONS)] | None = (
         None
     )
@@ -399,10 +407,19 @@ def create_subscription(
         sub = sub.model_copy(
             update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
         )
+    sub = line_items_at_create(
+        uow,
+        ctx,
+        sub,
+        line_items=data.line_items,
+        override_line_items=data.override_line_items,
+        entitlement_overrides=data.override_entitlements,
+    )
     sub = apply_inheritance(uow, ctx, sub, data, create=create_subscription)
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)
+    sub = create_phases(uow, ctx, sub, data.phases)
     if data.tax_rate_overrides:
         # Stored first, so the opening invoice below is taxed by them.
         uow.tax_associations.add_many(override_associations(uow, ctx, sub, data.tax_rate_overrides))
@@ -475,7 +492,9 @@ def get_subscription_v2(
         if "credit_grants" in wanted
         else ()
     )
-    return SubscriptionV2(sub, wanted, sub.synced_price_sequence < plan_sequence, associations, grants)
+    phases = tuple(phases_of(uow, sub.id)) if "phases" in wanted else ()
+    out_of_sync = sub.synced_price_sequence < plan_sequence
+    return SubscriptionV2(sub, wanted, out_of_sync, associations, grants, phases)
 
 
 def search_subscriptions(uow: UnitOfWork, ctx: Context, *, search: SubscriptionSearch) -> Page[Subscription]:

@@ -33,7 +33,9 @@ from billingkit.http.schemas.base import (
     Timestamp,
     WireModel,
 )
-from billingkit.http.schemas.catalog import CreditGrantResponse
+from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
+from billingkit.http.schemas.features import MeterResponse
+from billingkit.http.schemas.subscription_phases import SubscriptionPhaseResponse
 
 __all__ = [
     "CommitmentInfoResponse",
@@ -52,9 +54,10 @@ __all__ = [
 
 
 class SubscriptionLineItemResponse(WireModel):
-    """One charge of a subscription, copied from a plan price; ``quantity`` is the billed quantity
-    of a FIXED line and 0 for USAGE lines (their quantity comes from the meter). The record
-    fields at the end are the subscription's."""
+    """One charge of a subscription, copied from a plan price or added to it; ``quantity`` is the
+    billed quantity of a FIXED line and 0 for USAGE lines (their quantity comes from the meter).
+    The record fields are the subscription's; ``price`` and ``meter`` appear when expanded (line
+    item search)."""
 
     id: str
     subscription_id: str
@@ -94,6 +97,8 @@ class SubscriptionLineItemResponse(WireModel):
     updated_at: Timestamp
     created_by: str
     updated_by: str
+    price: PriceResponse | None = None
+    meter: MeterResponse | None = None
 
 
 class SubscriptionResponse(EnvironmentRecordResponse):
@@ -165,13 +170,13 @@ class ListCouponAssociationsResponse(WireModel):
 class SubscriptionResponseV2(SubscriptionResponse):
     """``GET /subscriptions/{id}/v2``: ``line_items`` only when ``subscription_line_items`` is
     expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` (the
-    subscription's own) and ``phases`` (empty in this version) only when expanded;
+    subscription's own) and ``phases`` (live, in order of start) only when expanded;
     ``plan_prices_out_of_sync`` when the plan has prices its lines lack."""
 
     plan_prices_out_of_sync: bool
     coupon_associations: list[CouponAssociationResponse] = []
     credit_grants: list[CreditGrantResponse] = []
-    phases: list[dict[str, Any]] = []
+    phases: list[SubscriptionPhaseResponse] = []
 
 
 class ListSubscriptionsResponse(WireModel):
