@@ -70,6 +70,7 @@ from billingkit.domain.credit_notes import (
     RefundTarget,
 )
 from billingkit.domain.customers import Customer
+from billingkit.domain.entitlement_checks import EntitlementCheck
 from billingkit.domain.invoices import (
     BillingReason,
     Invoice,
@@ -164,6 +165,7 @@ __all__ = [
     "Customer",
     "Entitlement",
     "EntitlementAggregationMode",
+    "EntitlementCheck",
     "EntitlementEntityType",
     "EntitlementGrantAllocation",
     "EntitlementGrantDurationUnit",

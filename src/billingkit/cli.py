@@ -144,7 +144,8 @@ def _configure_logging(level: str) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
-    ``Settings`` default) and the invoice finalization delay (variable, else none)."""
+    ``Settings`` default), the invoice finalization delay (variable, else none) and the entitlement
+    cache TTL (variable, else the default)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -159,6 +160,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         ),
         invoice_finalization_delay=_setting(
             None, "BILLINGKIT_INVOICE_FINALIZATION_DELAY", _delay, settings.invoice_finalization_delay
+        ),
+        entitlement_cache_ttl=_setting(
+            None, "BILLINGKIT_ENTITLEMENT_CACHE_TTL", _delay, settings.entitlement_cache_ttl
         ),
     )
 

@@ -153,6 +153,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "Customer",
         "Entitlement",
         "EntitlementAggregationMode",
+        "EntitlementCheck",
         "EntitlementEntityType",
         "EntitlementGrantAllocation",
         "EntitlementGrantDurationUnit",

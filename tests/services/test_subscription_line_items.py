@@ -367,6 +367,16 @@ def test_adding_to_a_draft_starts_with_it_and_moves_with_its_activation(shop: Sh
     ]
 
 
+def test_a_draft_line_that_ends_before_the_activation_start_is_never_charged(shop: Shop) -> None:
+    draft = shop.subscribe(subscription_status="draft", start_date=at(5, 5))
+    shop.s.subscriptions.add_line_item(draft.id, price=fee("10", display_name="Launch"), end_date=at(5, 7))
+    active = shop.s.subscriptions.activate(draft.id, start_date=at(5, 8))
+    launch = active.line_items[-1]
+    assert (launch.start_date, launch.end_date) == (at(5, 7), at(5, 7))
+    (opening,) = shop.invoices(active)
+    assert [(ln.display_name, ln.amount) for ln in opening.line_items] == [("Base", D("30.00"))]
+
+
 def test_adding_refusals(shop: Shop, clock: TestClock) -> None:
     sub = shop.subscribe()
     clock.set(at(6, 2))

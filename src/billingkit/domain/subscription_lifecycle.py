@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, Period, calendar_anchor
-from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
 from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
@@ -175,17 +175,23 @@ def activate_draft(
         trial_days=trial_days,
         renewal_notice=renewal_notice,
     )
-    lines = tuple(
-        line.model_copy(
-            update={
-                "start_date": start
-                if line.start_date is None or line.start_date == draft.start_date
-                else max(start, line.start_date)
-            }
-        )
-        for line in draft.line_items
+    return draft.model_copy(
+        update={
+            **opened.fields(),
+            "start_date": start,
+            "line_items": tuple(_moved_line(line, draft.start_date, start) for line in draft.line_items),
+        }
     )
-    return draft.model_copy(update={**opened.fields(), "start_date": start, "line_items": lines})
+
+
+def _moved_line(line: SubscriptionLineItem, old_start: datetime, start: datetime) -> SubscriptionLineItem:
+    """A draft's line when the draft is activated at ``start``: a line that started with the draft
+    moves with it, a later one keeps its later start; a line that ended before ``start`` keeps its
+    end and becomes empty (``[end, end)``: never charged), rather than ending before it starts."""
+    moved = start if line.start_date is None or line.start_date == old_start else max(start, line.start_date)
+    if line.end_date is not None and moved > line.end_date:
+        moved = line.end_date
+    return line.model_copy(update={"start_date": moved})
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ out here do more than forward the call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
+    subscription_entitlements,
     subscription_line_items,
     subscription_modify,
     subscription_phases,
@@ -206,6 +208,22 @@ class Subscriptions(Area):
     delete_phase = IdOp(subscription_phases.delete_phase)
     phases = IdOp(subscription_phases.list_phases)
     get_phase = IdOp(subscription_phases.get_phase)
+
+    #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
+    search_with_entitlements = RequestOp(
+        subscription_entitlements.search_subscriptions_with_entitlements, subscriptions.SubscriptionSearch
+    )
+
+    def entitlements(
+        self, subscription_id: str, *, feature_ids: Sequence[str] | None = None
+    ) -> subscription_entitlements.SubscriptionEntitlements:
+        """The subscription's features, each aggregated from its sources (plan, add-ons,
+        overrides), optionally only ``feature_ids``."""
+        return self._s.run(
+            subscription_entitlements.get_subscription_entitlements,
+            subscription_id=subscription_id,
+            feature_ids=feature_ids,
+        )
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

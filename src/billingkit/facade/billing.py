@@ -26,6 +26,7 @@ from billingkit.services import access
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
 from billingkit.services.due_work import run_due_work
+from billingkit.services.entitlement_cache import EntitlementCache
 from billingkit.services.events import IngestResult
 from billingkit.services.settings import DEFAULT_RENEWAL_NOTICE, Settings
 
@@ -108,6 +109,8 @@ class Billing:
         #: Failed sign-ins per email, held by this object only (see ``LoginThrottle``).
         self.login_throttle = login_throttle or LoginThrottle()
         self._observers: tuple[BillingObserver, ...] = ()
+        #: What the entitlement check reuses between calls (``settings.entitlement_cache_ttl``).
+        self.entitlement_cache = EntitlementCache()
 
     @property
     def max_bulk_events(self) -> int:
@@ -352,6 +355,7 @@ class Billing:
             self._observe(lambda o: o.events_ingested(result))
 
     def _dispatch(self, events: list[NotificationEvent]) -> None:
+        self.entitlement_cache.observe(events)
         if events and self._observers:
             issued = sum(1 for e in events if e.event_type == INVOICE_ISSUED)
             if issued:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from billingkit.domain.catalog import Entitlement, Price
+from billingkit.domain.entitlement_checks import EntitlementCheck
 from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
@@ -33,7 +34,9 @@ from billingkit.services import (
     tax_associations,
     tax_rates,
 )
+from billingkit.services.entitlement_checks import check_entitlement
 from billingkit.services.entitlements import expand_entitlements
+from billingkit.services.subscription_entitlements import CustomerEntitlements, get_customer_entitlements
 
 __all__ = [
     "Addons",
@@ -178,7 +181,9 @@ class Features(Area):
 
 
 class Entitlements(Area):
-    """Entitlements of plans and add-ons; ``create_bulk(items=[...])`` creates all or none."""
+    """Entitlements of plans and add-ons; ``create_bulk(items=[...])`` creates all or none;
+    ``check(customer, feature)`` is the in-process entitlement check, ``for_customer(id)`` what a
+    customer is entitled to."""
 
     create = RequestOp(entitlements.create_entitlement, entitlements.EntitlementCreate)
     create_bulk = RequestOp(entitlements.create_entitlements_bulk, entitlements.EntitlementBulkCreate)
@@ -194,6 +199,35 @@ class Entitlements(Area):
         """The entitlements as dicts with what ``expand`` names added: ``features`` -> ``feature``,
         ``plans`` -> ``plan``, ``addons`` -> ``addon``."""
         return self._s.run(expand_entitlements, entitlements=entitlements, expand=expand)
+
+    def check(self, customer: str, feature: str) -> EntitlementCheck:
+        """May ``customer`` (customer id, else external id) use ``feature`` (feature id, else
+        lookup key) now? ``.allowed``, and for a metered feature ``.usage`` in the current window
+        (``.window_start`` .. ``.window_end``) against ``.limit`` (``None``: unlimited). Fast enough
+        for every request of the host's product: what it reads is reused for
+        ``settings.entitlement_cache_ttl`` (see docs/decisions.md for the bounds on staleness).
+        ``NotFound`` for an unknown customer or feature."""
+        return self._s.run(
+            check_entitlement, customer=customer, feature=feature, cache=self._s.billing.entitlement_cache
+        )
+
+    def for_customer(
+        self,
+        customer_id: str,
+        *,
+        external: bool = False,
+        feature_ids: Sequence[str] | None = None,
+        subscription_ids: Sequence[str] | None = None,
+    ) -> CustomerEntitlements:
+        """The features of the customer's granting (active or trialing) subscriptions, aggregated
+        together with their sources; ``external=True`` names the customer by external id."""
+        return self._s.run(
+            get_customer_entitlements,
+            customer_id=customer_id,
+            external=external,
+            feature_ids=feature_ids,
+            subscription_ids=subscription_ids,
+        )
 
 
 class CreditGrants(Area):

@@ -32,6 +32,7 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_entitlements,
     subscription_line_items,
     subscription_phases,
     subscriptions,
@@ -85,6 +86,7 @@ def build_app(
         usage,
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_entitlements,
         subscription_line_items,
         invoices,
         invoice_documents,

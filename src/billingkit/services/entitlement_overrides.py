@@ -5,7 +5,8 @@ An override is an :class:`~billingkit.domain.catalog.Entitlement` owned by the s
 attached add-on's) entitlement it overrides (``parent_entitlement_id``), with the sent fields
 (``usage_limit``, ``is_enabled``, ``static_value``, ``config_value``) replaced. Billing applies an
 overridden metered limit instead of the plan's (:func:`billingkit.services.invoicing.load_snapshot`
-reads the overrides with the plans' entitlements, one read per batch); reads show both as sources.
+reads the overrides with the plans' entitlements, one read per batch); reads show the override in
+its parent's place among the sources (:mod:`billingkit.services.subscription_entitlements`).
 
 Example: the plan gives 1,000 API calls a month, the override 5,000: 6,200 calls bill 1,200.
 """

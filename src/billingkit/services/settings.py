@@ -14,10 +14,12 @@ from typing import Any
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
-__all__ = ["DEFAULT_RENEWAL_NOTICE", "Settings"]
+__all__ = ["DEFAULT_ENTITLEMENT_CACHE_TTL", "DEFAULT_RENEWAL_NOTICE", "Settings"]
 
 #: Default lead time of the ``subscription.renewal.due`` notification.
 DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
+#: Default for how long the entitlement check reuses what it read.
+DEFAULT_ENTITLEMENT_CACHE_TTL = timedelta(seconds=30)
 
 
 def _whole(value: object, name: str) -> None:
@@ -44,6 +46,10 @@ class Settings:
       before the worker finalizes it (at ``last_computed_at`` + the delay); ``timedelta(0)``, the
       default, finalizes at once. Opening, activation, trial-end and direct invoices always
       finalize at once.
+    - ``entitlement_cache_ttl``: how long the entitlement check
+      (``scoped.entitlements.check``) reuses what it read: a customer's grants and the early part
+      of a usage window (:mod:`billingkit.services.entitlement_cache`); ``timedelta(0)`` reads
+      everything on every check.
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -54,6 +60,7 @@ class Settings:
     run_batch_size: int = 500
     worker_interval: float = 60.0
     invoice_finalization_delay: timedelta = timedelta(0)
+    entitlement_cache_ttl: timedelta = DEFAULT_ENTITLEMENT_CACHE_TTL
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -73,6 +80,11 @@ class Settings:
             raise ValidationError(
                 "invoice_finalization_delay must be a timedelta of at least 0",
                 field="invoice_finalization_delay",
+            )
+        ttl = self.entitlement_cache_ttl
+        if not isinstance(ttl, timedelta) or ttl < timedelta(0):
+            raise ValidationError(
+                "entitlement_cache_ttl must be a timedelta of at least 0", field="entitlement_cache_ttl"
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:

@@ -91,6 +91,7 @@ from billingkit.services.subscription_lines import find_line_item, record_line_i
 
 __all__ = [
     "LineItemChange",
+    "PhaseWindow",
     "add_line_item",
     "build_line",
     "delete_line_item",
@@ -140,6 +141,15 @@ class LineItemChange:
 
     def to_dict(self) -> dict[str, Any]:
         return line_item_dict(self.subscription, self.line_item)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseWindow:
+    """The phase ``id`` a new line belongs to, and its window ``[start, end)``."""
+
+    id: str
+    start: datetime
+    end: datetime | None
 
 
 def _price_of(
@@ -217,19 +227,28 @@ def commit_line(
 
 
 def _clip(
-    uow: UnitOfWork, sub: Subscription, request: LineItemCreate, price: Price, start: datetime, prefix: str
+    uow: UnitOfWork,
+    sub: Subscription,
+    request: LineItemCreate,
+    price: Price,
+    start: datetime,
+    prefix: str,
+    phase: PhaseWindow | None,
 ) -> tuple[datetime, datetime | None]:
-    """``[start, request.end_date)`` clipped to the price's own dates and the phase's window."""
+    """``[start, request.end_date)`` clipped to the price's own dates and the phase's window
+    (``phase``, or the stored phase ``request.subscription_phase_id`` names)."""
     end = request.end_date
     windows = [(price.start_date, price.end_date)]
-    if request.subscription_phase_id is not None:
-        phase = uow.subscription_phases.find(request.subscription_phase_id)
-        if phase is None or phase.status is not Status.PUBLISHED or phase.subscription_id != sub.id:
+    if phase is not None:
+        windows.append((phase.start, phase.end))
+    elif request.subscription_phase_id is not None:
+        stored = uow.subscription_phases.find(request.subscription_phase_id)
+        if stored is None or stored.status is not Status.PUBLISHED or stored.subscription_id != sub.id:
             raise ValidationError(
                 f"subscription phase {request.subscription_phase_id} is not a phase of this subscription",
                 field=prefix + "subscription_phase_id",
             )
-        windows.append((phase.start_date, phase.end_date))
+        windows.append((stored.start_date, stored.end_date))
     for window_start, window_end in windows:
         if window_start is not None and window_start > start:
             start = window_start
@@ -246,9 +265,11 @@ def build_line(
     *,
     prefix: str = "",
     default_start: datetime,
+    phase: PhaseWindow | None = None,
 ) -> SubscriptionLineItem:
     """A new line of ``sub`` from ``request`` (see the module doc); a price made for it is stored
-    in ``uow``, the line is not. Raises ``ValidationError`` naming ``<prefix><field>``."""
+    in ``uow``, the line is not. ``phase``: the (maybe not yet stored) phase the line belongs to.
+    Raises ``ValidationError`` naming ``<prefix><field>``."""
     price = _price_of(uow, ctx, sub, request, prefix)
     fixed = price.type is PriceType.FIXED
     if not fixed and request.quantity:
@@ -257,7 +278,7 @@ def build_line(
             field=prefix + "quantity",
         )
     quantity = request.quantity if request.quantity is not None else (price.min_quantity or Decimal(1))
-    start, end = _clip(uow, sub, request, price, request.start_date or default_start, prefix)
+    start, end = _clip(uow, sub, request, price, request.start_date or default_start, prefix, phase)
     check_line_window(sub, start, end, prefix=prefix)
     meter = uow.meters.find(price.meter_id) if price.meter_id else None
     line = SubscriptionLineItem(
@@ -282,7 +303,7 @@ def build_line(
         invoice_cadence=price.invoice_cadence,
         start_date=start,
         end_date=end,
-        subscription_phase_id=request.subscription_phase_id,
+        subscription_phase_id=phase.id if phase is not None else request.subscription_phase_id,
         metadata=request.metadata,
     )
     if request.commitment_given():

@@ -66,7 +66,8 @@ from billingkit.services.coupon_associations import (
     attach_coupons,
     coupon_requests,
 )
-from billingkit.services.phase_line_items import MAX_PHASE_LINE_ITEMS, PhaseLineItemInput, phase_line_items
+from billingkit.services.line_item_requests import LineItemCreate
+from billingkit.services.phase_line_items import MAX_PHASE_LINE_ITEMS, phase_line_items
 from billingkit.services.price_overrides import OverrideLineItem, override_lines
 from billingkit.services.records import PartialUpdate, get_live, list_where_in, new_fields
 from billingkit.services.subscription_lines import record_line_items
@@ -100,7 +101,7 @@ class SubscriptionPhaseCreate(InputModel):
 
     start_date: UtcDatetime
     end_date: UtcDatetime | None = None
-    line_items: Annotated[list[PhaseLineItemInput], Field(max_length=MAX_PHASE_LINE_ITEMS)] | None = None
+    line_items: Annotated[list[LineItemCreate], Field(max_length=MAX_PHASE_LINE_ITEMS)] | None = None
     override_line_items: Annotated[list[OverrideLineItem], Field(max_length=MAX_PHASE_LINE_ITEMS)] | None = (
         None
     )

@@ -18,6 +18,7 @@ from billingkit.http.schemas.billing import (
     SubscriptionResponseV2,
 )
 from billingkit.http.schemas.subscription_modify import SubscriptionModifyResponse
+from billingkit.services.subscription_entitlements import expands_entitlements
 from billingkit.services.subscription_modify import ExecuteSubscriptionModifyRequest
 from billingkit.services.subscriptions import SubscriptionActivate, SubscriptionCreate, SubscriptionSearch
 
@@ -31,7 +32,14 @@ def create_subscription(caller: EnvCaller, body: SubscriptionCreate) -> Subscrip
 
 @router.post("/subscriptions/search")
 def search_subscriptions(caller: EnvCaller, body: SubscriptionSearch) -> ListSubscriptionsResponse:
-    """``with_line_items: false`` leaves each subscription's ``line_items`` out."""
+    """``with_line_items: false`` leaves each subscription's ``line_items`` out; ``expand`` naming
+    ``entitlements`` adds each one's aggregated features."""
+    if expands_entitlements(body.expand):
+        found = caller.subscriptions.search_with_entitlements(body)
+        items = [view.to_dict(line_items=body.with_line_items) for view in found.items]
+        return ListSubscriptionsResponse.model_validate(
+            Page(items, found.total, found.limit, found.offset).to_dict()
+        )
     page = caller.subscriptions.search(body)
     if body.with_line_items:
         return ListSubscriptionsResponse.model_validate(page.to_dict())

@@ -34,6 +34,7 @@ from billingkit.http.schemas.base import (
     WireModel,
 )
 from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
+from billingkit.http.schemas.entitlement_features import AggregatedFeatureResponse
 from billingkit.http.schemas.features import MeterResponse
 from billingkit.http.schemas.subscription_phases import SubscriptionPhaseResponse
 
@@ -144,6 +145,8 @@ class SubscriptionResponse(EnvironmentRecordResponse):
     line_items: list[SubscriptionLineItemResponse] = []
     synced_price_sequence: int
     version: int
+    #: Only on ``POST /subscriptions/search`` with ``expand`` naming ``entitlements``.
+    entitlements: list[AggregatedFeatureResponse] = []
 
 
 class CouponAssociationResponse(EnvironmentRecordResponse):
