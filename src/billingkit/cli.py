@@ -64,6 +64,13 @@ def _delay(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def _interval(text: str) -> timedelta:
+    seconds = float(text)
+    if not seconds > 0:
+        raise ValueError("must be seconds, above 0")
+    return timedelta(seconds=seconds)
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -144,8 +151,9 @@ def _configure_logging(level: str) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
-    ``Settings`` default), the invoice finalization delay (variable, else none) and the entitlement
-    cache TTL (variable, else the default)."""
+    ``Settings`` default), the invoice finalization delay (variable, else none), the entitlement
+    cache TTL (variable, else the default) and the auto-invoice threshold check interval
+    (variable, else 5 minutes)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -163,6 +171,12 @@ def _settings(args: argparse.Namespace) -> Settings:
         ),
         entitlement_cache_ttl=_setting(
             None, "BILLINGKIT_ENTITLEMENT_CACHE_TTL", _delay, settings.entitlement_cache_ttl
+        ),
+        auto_invoice_check_interval=_setting(
+            None,
+            "BILLINGKIT_AUTO_INVOICE_CHECK_INTERVAL",
+            _interval,
+            settings.auto_invoice_check_interval,
         ),
     )
 

@@ -283,6 +283,11 @@ def test_refusals_name_their_field_and_write_nothing(fam: Family) -> None:
         ({"inheritance": under, "end_date": at(2026, 6, 1)}, "end_date"),
         ({"inheritance": under, "billing_anchor": at(2026, 1, 5)}, "billing_anchor"),
         ({"inheritance": under, "billing_cycle": "calendar"}, "billing_cycle"),
+        ({"inheritance": under, "auto_invoice_threshold": "50"}, "auto_invoice_threshold"),
+        (
+            {"inheritance": {"invoicing_customer_external_id": "eu"}, "auto_invoice_threshold": "50"},
+            "auto_invoice_threshold",
+        ),
         ({"inheritance": under, "start_date": at(2025, 12, 20)}, "start_date"),
     ]
     before = fam.count()
@@ -792,3 +797,15 @@ def test_a_grouped_childs_extra_line_bills_with_the_parent_and_is_not_prorated_a
         ("Team fee", "31.00", "02-01"),
     ]
     assert fam.invoices(team) == []
+
+
+def test_plan_price_sync_leaves_inherited_skeletons_without_lines(fam: Family) -> None:
+    fam.customer("eu")
+    parent = fam.subscribe("acme", inheritance={"external_customer_ids_to_inherit_subscription": ["eu"]})
+    team = fam.subscribe("team", fam.parent_plan, inheritance={"parent_subscription_id": parent.id})
+    fam.s.prices.create(entity_type="PLAN", entity_id=fam.parent_plan, **prices("7", "m", name="Extra")[0])
+    result = fam.s.plans.sync_subscriptions(fam.parent_plan)
+    assert result.subscriptions_updated == 2  # the parent and its grouped child
+    assert len(fam.get(parent).line_items) == len(fam.get(team).line_items) == 3
+    (eu,) = [c for c in fam.children(parent) if c.subscription_type is SubscriptionType.INHERITED]
+    assert eu.line_items == ()

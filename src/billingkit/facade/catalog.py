@@ -17,7 +17,8 @@ from typing import Any
 from billingkit.domain.catalog import Entitlement, Price
 from billingkit.domain.entitlement_checks import EntitlementCheck
 from billingkit.domain.validation import parse_input
-from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
+from billingkit.errors import ValidationError
+from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp, run_retrying
 from billingkit.services import (
     addons,
     coupon_association_reads,
@@ -28,6 +29,7 @@ from billingkit.services import (
     features,
     groups,
     meters,
+    plan_price_sync,
     plans,
     price_units,
     prices,
@@ -36,6 +38,7 @@ from billingkit.services import (
 )
 from billingkit.services.entitlement_checks import check_entitlement
 from billingkit.services.entitlements import expand_entitlements
+from billingkit.services.plan_price_sync import PlanPriceSync
 from billingkit.services.subscription_entitlements import CustomerEntitlements, get_customer_entitlements
 
 __all__ = [
@@ -67,6 +70,23 @@ class Plans(Area):
     search = list
     entitlements = IdOp(plans.plan_entitlements)
     credit_grants = IdOp(plans.plan_credit_grants)
+
+    def sync_subscriptions(self, plan_id: str, *, batch_size: int | None = None) -> PlanPriceSync:
+        """Bring every live subscription of the plan up to its current prices
+        (:mod:`billingkit.services.plan_price_sync`), ``batch_size`` subscriptions per unit of work
+        (default ``settings.run_batch_size``); the sync's run id and counts. ``NotFound`` for an
+        unknown plan."""
+        size = self._s.billing.settings.run_batch_size if batch_size is None else batch_size
+        if size < 1:
+            raise ValidationError("batch_size must be at least 1", field="batch_size")
+        sync = self._s.run(plan_price_sync.start_sync, plan_id=plan_id)
+        while not sync.done:
+            # A subscription changed meanwhile: the batch is read and done again.
+            batch = run_retrying(
+                self._s, plan_price_sync.sync_batch, 3, sync=sync, after_id=sync.last_id, limit=size
+            )
+            sync = sync.with_batch(batch, limit=size)
+        return sync
 
 
 class Addons(Area):

@@ -29,6 +29,7 @@ from billingkit.http.routes import (
     invoices,
     meters,
     payments,
+    plan_price_sync,
     plans,
     price_units,
     prices,
@@ -93,6 +94,7 @@ def build_app(
         payments,
         credit_notes,
         wallet_balances,
+        plan_price_sync,
     ):
         include(module.router, "/v1")
     install_openapi(app)

@@ -5,6 +5,9 @@ For each subscription (:func:`billingkit.domain.renewals.plan_due` says what is 
 notices, trial ends and period ends in order; each invoicing step is computed with one usage batch
 for the whole claim, numbered and stored under its unique key; the subscription is then saved with
 its new period, status and billing sequence, checked against the version it was claimed at.
+A subscription whose only due work is an auto-invoice threshold check goes to
+:func:`billingkit.services.auto_invoice_thresholds.bill_thresholds`; every subscription saved here
+gets its next threshold check when it has a threshold.
 
 Exactly once: the claim (a row lock on PostgreSQL, the writer lock on SQLite and in memory), the
 version check and the unique invoice key each stop a second run from billing a period again, and
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import cast
 
+from billingkit.domain.auto_invoice_thresholds import with_next_check
 from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
@@ -29,6 +33,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.errors import BillingError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
+from billingkit.services.auto_invoice_thresholds import bill_thresholds
 from billingkit.services.context import Context, DueRun
 from billingkit.services.coupon_associations import (
     applied_association_ids,
@@ -170,6 +175,7 @@ def _bill_scope(
     # A parent's invoices also bill its grouped children's lines (loaded with the snapshot).
     charges = {sub.id: group_charges(snapshot, sub, _charges(sub, plans[sub.id])) for sub in subs}
     usage = _measure(uow, subs, charges, snapshot, report)
+    subs = bill_thresholds(uow, ctx, subs, plans, snapshot, report)  # those with only a check due
     billed: list[_Billed] = []
     drafts: list[Invoice] = []  # unnumbered, in billing order
     applications: Counter[str] = Counter()  # coupon association id -> invoices it discounted
@@ -209,6 +215,7 @@ def _bill_scope(
         taken += took
         applications.update(applied)
         updated = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
+        updated = with_next_check(updated, ctx.now, ctx.settings.auto_invoice_check_interval)
         billed.append(_Billed(sub, updated, plan, invoiced))
 
     issued = iter(finalize_or_hold(uow, ctx, drafts, finalization_delay))

@@ -30,6 +30,7 @@ from billingkit.services.context import Context
 from billingkit.services.payment_collection import wallet_worth
 from billingkit.services.payments import PaymentCreate, record_payment
 from billingkit.services.records import get_live, list_where_in
+from billingkit.services.subscription_payment_methods import subscription_method
 
 __all__ = ["attempt_payment"]
 
@@ -88,10 +89,7 @@ def attempt_payment(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoic
     if invoice.amount_remaining <= ZERO:
         raise InvalidOperation(f"invoice {invoice.invoice_number or invoice.id} has nothing left to pay")
     tried = False
-    card = None
-    if invoice.subscription_id is not None:
-        sub = uow.subscriptions.find(invoice.subscription_id)
-        card = sub.gateway_payment_method_id if sub is not None else None
+    card = subscription_method(uow, invoice.id)
     if card:
         tried = True
         status = _pay(uow, ctx, invoice, PaymentMethodType.CARD, card, invoice.amount_remaining)

@@ -7,7 +7,9 @@ Rules (reference notes §4.11, spec rule 4; the arithmetic is :mod:`billingkit.d
   most the currency's decimals. Paying more than remains is allowed: the invoice is OVERPAID.
 * ``payment_method_type``: ``OFFLINE`` (bank transfer, cash, check: ``metadata`` may say which)
   succeeds at once; ``CREDITS`` debits the wallet ``payment_method_id``; any other method goes
-  through the payment provider (see :mod:`billingkit.services.payment_collection`).
+  through the payment provider (see :mod:`billingkit.services.payment_collection`); a ``CARD``
+  payment of a subscription's invoice naming no ``payment_method_id`` is charged to the
+  subscription's ``gateway_payment_method_id``.
   ``payment_gateway``, when named, must be the provider this ``Billing`` was given.
 * ``process_payment=False`` records the payment INITIATED without collecting it;
   :func:`process_payment` collects it later (and retries a FAILED one, as a new attempt, and asks
@@ -64,6 +66,7 @@ from billingkit.services.payment_collection import (
 )
 from billingkit.services.records import PartialUpdate, archive, get_live
 from billingkit.services.search import Searches, SearchRequest
+from billingkit.services.subscription_payment_methods import with_subscription_method
 
 __all__ = [
     "PaymentCreate",
@@ -227,6 +230,7 @@ def record_payment(
     adds its sequence number). The key already stored with the same request -> that payment,
     nothing moved. See :func:`create_payment` for what it raises."""
     _check_request(ctx, request)
+    request = with_subscription_method(uow, request)  # before the key: it is part of the request
     fields = {**request.intent(), **(intent or {})}
     fingerprint = payment_fingerprint(fields)
     key = request.idempotency_key or payment_key(ctx.tenant_id, ctx.env, fields)

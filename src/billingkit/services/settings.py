@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import timedelta
 from typing import Any
 
+from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
@@ -50,6 +51,8 @@ class Settings:
       (``scoped.entitlements.check``) reuses what it read: a customer's grants and the early part
       of a usage window (:mod:`billingkit.services.entitlement_cache`); ``timedelta(0)`` reads
       everything on every check.
+    - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
+      subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -61,6 +64,7 @@ class Settings:
     worker_interval: float = 60.0
     invoice_finalization_delay: timedelta = timedelta(0)
     entitlement_cache_ttl: timedelta = DEFAULT_ENTITLEMENT_CACHE_TTL
+    auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -85,6 +89,11 @@ class Settings:
         if not isinstance(ttl, timedelta) or ttl < timedelta(0):
             raise ValidationError(
                 "entitlement_cache_ttl must be a timedelta of at least 0", field="entitlement_cache_ttl"
+            )
+        check = self.auto_invoice_check_interval
+        if not isinstance(check, timedelta) or check <= timedelta(0):
+            raise ValidationError(
+                "auto_invoice_check_interval must be a timedelta above 0", field="auto_invoice_check_interval"
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:

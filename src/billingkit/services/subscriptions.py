@@ -29,7 +29,12 @@ Rules (``docs/billing-rules.md`` has worked examples):
 * ``phases``: windows of the subscription with their own line items and coupons; the plan lines
   make room for them (:mod:`billingkit.services.subscription_phases`). Drafts take none.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
-  highest price sequence the line items were built from.
+  highest price sequence the line items were built from (``POST /plans/{id}/sync/subscriptions``
+  moves it: :mod:`billingkit.services.plan_price_sync`).
+* ``auto_invoice_threshold`` (usage-only standalone subscriptions; immutable) makes the billing run
+  invoice the current period's usage once it reaches the threshold
+  (:mod:`billingkit.services.auto_invoice_thresholds`); ``gateway_payment_method_id`` is charged
+  when its invoices are collected; ``checkout`` is refused until checkout sessions exist.
 
 The status, trial and period rules themselves are pure functions in
 :mod:`billingkit.domain.subscription_lifecycle`; this module reads the store, calls them and writes.
@@ -43,6 +48,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
+from billingkit.domain.auto_invoice_thresholds import AutoInvoiceThreshold, with_next_check
 from billingkit.domain.catalog import CreditGrantScope
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
 from billingkit.domain.invoices import BillingReason
@@ -81,6 +87,8 @@ from billingkit.domain.validation import (
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
+from billingkit.services.auto_invoice_thresholds import set_threshold
+from billingkit.services.checkout_requests import CheckoutRequest
 from billingkit.services.context import Context
 from billingkit.services.coupon_association_reads import subscription_coupon_associations
 from billingkit.services.coupon_associations import (
@@ -150,11 +158,7 @@ MAX_TRIAL_DAYS = 3650
 
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
-_NOT_YET = (
-    "addons",
-    "checkout",
-    "auto_invoice_threshold",
-)
+_NOT_YET = ("addons",)
 
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
@@ -255,8 +259,8 @@ class SubscriptionCreate(InputModel):
         None
     )
     inheritance: SubscriptionInheritanceConfig | None = None
-    checkout: Any = None
-    auto_invoice_threshold: Any = None
+    checkout: CheckoutRequest = None
+    auto_invoice_threshold: AutoInvoiceThreshold | None = None
 
     @model_validator(mode="after")
     def _fields_agree(self) -> Self:
@@ -428,6 +432,7 @@ def create_subscription(
     )
     # Before the opening invoice, so that it sees the credits granted at the start.
     start_grants(uow, ctx, sub, grants)
+    sub = set_threshold(ctx, sub, data)  # last: it checks the line items the others gave
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
@@ -455,6 +460,7 @@ def activate_subscription(
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
     activated = activated.model_copy(update=ctx.touch())
+    activated = with_next_check(activated, ctx.now, ctx.settings.auto_invoice_check_interval)
     move_with_activation(uow, ctx, sub, activated)
     start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
