@@ -2,7 +2,7 @@
 
 Run: ``python -m bench billing [-- --subscriptions 10000 --stores sqlite,postgres --library-sample 200
 --profile-subscriptions 500 --no-profile --top 25 --sort cumulative --keep-invoices yes --gc on
---wallet-every 0]``.
+--wallet-every 0 --addon-every 0]``.
 
 For each store (a SQLite file in a temporary directory; PostgreSQL at ``--pg-url``, a database this
 benchmark owns: created when missing, its ``public`` schema dropped and recreated):
@@ -15,7 +15,10 @@ benchmark owns: created when missing, its ``public`` schema dropped and recreate
    one customer each, with 100 events inside its first period (50 ``api.request``, 50
    ``storage.write`` of 1..200,000 bytes). With ``--wallet-every N`` one customer in N (the
    first, then every N-th) has a PRE_PAID wallet (all price types) holding 30 credits worth 1.00
-   each, which its invoice consumes (a debit row and a wallet update each).
+   each, which its invoice consumes (a debit row and a wallet update each). With ``--addon-every
+   N`` one subscription in N (the first, then every N-th) also has add-on ``Boost`` (its
+   association and two line items): a FIXED ADVANCE ``FLAT_FEE`` of 9.00 and a USAGE ARREAR
+   ``FLAT_FEE`` of 0.02 per ``api.request``, so its invoices carry two more lines.
 
    The first ``--library-sample`` customers and subscriptions go through the library
    (``scoped.customers.create``, ``scoped.subscriptions.create``: each subscription issues its opening
@@ -77,11 +80,13 @@ from bench.bench_ingest import (
     reset_postgres,
 )
 from billingkit import Billing, Scoped, SqlStorage, TestClock
+from billingkit.domain.addon_associations import AddonAssociation
 from billingkit.domain.catalog.tax_associations import TaxAssociation, TaxRateEntityType
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.money import round_money
+from billingkit.domain.queries import ListQuery
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import (
     TransactionReason,
@@ -117,6 +122,31 @@ TAX_PERCENT = Decimal(20)
 MONTHLY = {"currency": "usd", "billing_period": "MONTHLY"}
 # One customer in ``--wallet-every`` has a PRE_PAID wallet (all price types) of 30 credits at 1.00.
 WALLET_CREDITS = Decimal(30)
+# One subscription in ``--addon-every`` has add-on Boost: 9.00 a month in advance, 0.02 a request.
+ADDON_FEE = Decimal("9.00")
+ADDON_PER_REQUEST = Decimal("0.02")
+
+
+def _addon_prices(calls_meter: str) -> list[dict[str, Any]]:
+    return [
+        {
+            **MONTHLY,
+            "display_name": "Boost fee",
+            "type": "FIXED",
+            "billing_model": "FLAT_FEE",
+            "amount": str(ADDON_FEE),
+            "invoice_cadence": "ADVANCE",
+        },
+        {
+            **MONTHLY,
+            "display_name": "Boost requests",
+            "type": "USAGE",
+            "meter_id": calls_meter,
+            "invoice_cadence": "ARREAR",
+            "billing_model": "FLAT_FEE",
+            "amount": str(ADDON_PER_REQUEST),
+        },
+    ]
 
 
 def _plan_prices(calls_meter: str, storage_meter: str) -> list[dict[str, Any]]:
@@ -188,6 +218,7 @@ class Cohort:
     customers: list[str] = field(default_factory=list)  # external ids
     adjusted_every: int = 0  # every n-th customer's subscription has the coupon and the tax (0: none)
     wallet_every: int = 0  # every n-th customer has a PRE_PAID wallet of WALLET_CREDITS (0: none)
+    addon_every: int = 0  # every n-th customer's subscription has add-on Boost (0: none)
     # external id -> (api.request events, bytes stored) in the first period
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -197,6 +228,10 @@ class Cohort:
     def adjusted(self, external_id: str) -> bool:
         """Whether this customer's subscription carries the coupon and the tax."""
         return self.adjusted_every > 0 and int(external_id.removeprefix("cust-")) % self.adjusted_every == 0
+
+    def boosted(self, external_id: str) -> bool:
+        """Whether this customer's subscription has add-on Boost."""
+        return self.addon_every > 0 and int(external_id.removeprefix("cust-")) % self.addon_every == 0
 
     def funded(self, external_id: str) -> bool:
         """Whether this customer has a PRE_PAID wallet holding ``WALLET_CREDITS``."""
@@ -257,16 +292,22 @@ def event_rows(store: Store, cohorts: list[Cohort], seed: int) -> list[tuple[Any
 @dataclass
 class Setup:
     plan_id: str = ""
+    addon_id: str = ""
     coupon_id: str = ""
     tax_rate_id: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _adjustments(cohort: Cohort, external_id: str) -> dict[str, Any]:
-    """What ``subscriptions.create`` is given for the coupon and the tax, when the customer has them."""
+def _adjustments(cohort: Cohort, external_id: str, setup: Setup) -> dict[str, Any]:
+    """What ``subscriptions.create`` is given for the coupon, the tax and the add-on, when the
+    customer has them."""
+    extra: dict[str, Any] = {}
+    if cohort.boosted(external_id):
+        extra["addons"] = [{"addon_id": setup.addon_id}]
     if not cohort.adjusted(external_id):
-        return {}
+        return extra
     return {
+        **extra,
         "subscription_coupons": [{"coupon_code": "BENCH10"}],
         "tax_rate_overrides": [{"tax_rate_code": "VAT20", "currency": "usd"}],
     }
@@ -337,16 +378,26 @@ def _wallet_rows(billing: Billing, customer: Customer) -> tuple[Wallet, WalletTr
     return wallet, credit
 
 
-def _copy_subscription(billing: Billing, template: Subscription, customer: Customer) -> Subscription:
-    """``template`` (made by ``create_subscription``) for another customer, with new ids."""
+def _copy_subscription(
+    billing: Billing, template: Subscription, customer: Customer, associations: dict[str, AddonAssociation]
+) -> tuple[Subscription, list[AddonAssociation]]:
+    """``template`` (made by ``create_subscription``) for another customer, with new ids, and
+    copies of its add-on ``associations`` (by id) that its lines name."""
     sub_id = billing.ids.new("subs")
-    lines = tuple(
-        line.model_copy(
-            update={"id": billing.ids.new("subs_line"), "subscription_id": sub_id, "customer_id": customer.id}
-        )
-        for line in template.line_items
-    )
-    return template.model_copy(update={"id": sub_id, "customer_id": customer.id, "line_items": lines})
+    copied: dict[str, AddonAssociation] = {}
+    lines = []
+    for line in template.line_items:
+        update = {"id": billing.ids.new("subs_line"), "subscription_id": sub_id, "customer_id": customer.id}
+        old = line.addon_association_id
+        if old is not None:
+            if old not in copied:
+                copied[old] = associations[old].model_copy(
+                    update={"id": billing.ids.new("addon_assoc"), "entity_id": sub_id}
+                )
+            update["addon_association_id"] = copied[old].id
+        lines.append(line.model_copy(update=update))
+    copy = template.model_copy(update={"id": sub_id, "customer_id": customer.id, "line_items": tuple(lines)})
+    return copy, list(copied.values())
 
 
 def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Setup:
@@ -365,6 +416,7 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
     )
     plan = scoped.plans.create(name="Pro", prices=_plan_prices(calls.id, stored.id))
     setup.plan_id = plan.id
+    setup.addon_id = scoped.addons.create(name="Boost", lookup_key="boost", prices=_addon_prices(calls.id)).id
     setup.coupon_id = scoped.coupons.create(
         name="Ten off",
         type="percentage",
@@ -385,7 +437,7 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
             currency="usd",
             billing_period="MONTHLY",
             start_date=cohort.start,
-            **_adjustments(cohort, customer),
+            **_adjustments(cohort, customer, setup),
         )
         return made, sub
 
@@ -403,7 +455,7 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
             currency="usd",
             billing_period="MONTHLY",
             start_date=T0,
-            **_adjustments(main, c.external_id),
+            **_adjustments(main, c.external_id, setup),
         )
         for c in made
     ]
@@ -415,19 +467,38 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
         f"(all {main.size:,} that way: ~{main.size / rate:,.0f} s for the subscriptions alone)"
     )
 
-    # The rest, directly: customers and subscriptions copied from library-made ones.
+    # The rest, directly: customers and subscriptions copied from library-made ones (one template
+    # per cohort and kind: with add-on Boost or without).
     started = time.perf_counter()
-    templates = {main.name: (made[0], subs[0])}
-    for cohort in cohorts[1:]:  # each later cohort: its first subscription through the library
-        templates[cohort.name] = through_library(cohort, cohort.customers[0])
+    templates: dict[tuple[str, bool], tuple[Customer, Subscription]] = {}
+    library_made = {main.name: sample}
+    later: list[Customer] = []  # made through the library in the later cohorts
+    for customer_made, sub_made in zip(made, subs, strict=True):
+        templates.setdefault((main.name, main.boosted(customer_made.external_id)), (customer_made, sub_made))
+    for cohort in cohorts[1:]:  # each later cohort: its first subscription(s) through the library
+        kinds = {cohort.boosted(c) for c in cohort.customers}
+        count = 0
+        while {k for (name, k) in templates if name == cohort.name} != kinds:
+            external_id = cohort.customers[count]
+            customer_made, sub_made = through_library(cohort, external_id)
+            later.append(customer_made)
+            templates.setdefault((cohort.name, cohort.boosted(external_id)), (customer_made, sub_made))
+            count += 1
+        library_made[cohort.name] = count
+    missing = {(c.name, c.boosted(x)) for c in cohorts for x in c.customers} - set(templates)
+    if missing:
+        raise SystemExit(f"no library-made template for {sorted(missing)}: raise --library-sample")
+    with billing.storage.unit_of_work(store.tenant_id, store.environment_id) as uow:
+        associations = {a.id: a for a in uow.addon_associations.list(ListQuery(limit=1000)).items}
     customers: list[Customer] = []
     subscriptions: list[Subscription] = []
+    addon_rows: list[AddonAssociation] = []
     coupon_rows: list[CouponAssociation] = []
     tax_rows: list[TaxAssociation] = []
     for cohort in cohorts:
-        customer_template, sub_template = templates[cohort.name]
-        skip = sample if cohort is main else 1
+        skip = library_made[cohort.name]
         for external_id in cohort.customers[skip:]:
+            customer_template, sub_template = templates[(cohort.name, cohort.boosted(external_id))]
             customer = customer_template.model_copy(
                 update={
                     "id": billing.ids.new("cust"),
@@ -436,15 +507,16 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
                 }
             )
             customers.append(customer)
-            copy = _copy_subscription(billing, sub_template, customer)
+            copy, copied_associations = _copy_subscription(billing, sub_template, customer, associations)
             subscriptions.append(copy)
+            addon_rows += copied_associations
             if cohort.adjusted(external_id):
                 coupon_row, tax_row = _association_rows(billing, setup, copy)
                 coupon_rows.append(coupon_row)
                 tax_rows.append(tax_row)
     wallets: list[Wallet] = []
     credits: list[WalletTransaction] = []
-    everyone = [*made, *(templates[c.name][0] for c in cohorts[1:]), *customers]
+    everyone = [*made, *later, *customers]
     funded = {c for cohort in cohorts for c in cohort.customers if cohort.funded(c)}
     for customer in everyone:
         if customer.external_id in funded:
@@ -456,6 +528,7 @@ def prepare(store: Store, cohorts: list[Cohort], args: argparse.Namespace) -> Se
         batches: tuple[tuple[Any, Any, list[Any]], ...] = (
             (Customer, TABLES["customers"], customers),
             (Subscription, TABLES["subscriptions"], subscriptions),
+            (AddonAssociation, TABLES["addon_associations"], addon_rows),
             (CouponAssociation, TABLES["coupon_associations"], coupon_rows),
             (TaxAssociation, TABLES["tax_associations"], tax_rows),
             (Wallet, TABLES["wallets"], wallets),
@@ -568,6 +641,9 @@ def check_run(
             "API requests": (Decimal(calls), expected_slab(calls)),
             "Storage": (Decimal(total_bytes), expected_package(total_bytes)),
         }
+        if cohort.boosted(external):
+            expected["Boost fee"] = (Decimal(1), ADDON_FEE)
+            expected["Boost requests"] = (Decimal(calls), round_money(calls * ADDON_PER_REQUEST, "usd"))
         lines = {line.display_name: (line.quantity, line.amount) for line in got.line_items}
         subtotal = sum((amount for _, amount in expected.values()), Decimal(0))
         discount = tax = Decimal(0)
@@ -772,8 +848,10 @@ def run_profiled(billing: Billing, cohort: Cohort, top: int, sort: str) -> list[
 def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     print(f"-- {store.kind}: {store.url}")
     size, psize = args.subscriptions, args.profile_subscriptions
-    every, wallets = args.adjusted_every, args.wallet_every
-    cohorts = [Cohort("main", T0, RUN_AT, size, 0, adjusted_every=every, wallet_every=wallets)]
+    every, wallets, addons = args.adjusted_every, args.wallet_every, args.addon_every
+    cohorts = [
+        Cohort("main", T0, RUN_AT, size, 0, adjusted_every=every, wallet_every=wallets, addon_every=addons)
+    ]
     if not args.no_profile:
         cohorts.append(
             Cohort(
@@ -784,6 +862,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 size,
                 adjusted_every=every,
                 wallet_every=wallets,
+                addon_every=addons,
             )
         )
         cohorts.append(
@@ -795,6 +874,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 size + psize,
                 adjusted_every=every,
                 wallet_every=wallets,
+                addon_every=addons,
             )
         )
     setup = prepare(store, cohorts, args)
@@ -852,6 +932,12 @@ def _adjusted_share(every: int) -> str:
     return f"one in {every} with a {COUPON_PERCENT}% coupon and a {TAX_PERCENT}% tax"
 
 
+def _addon_share(every: int) -> str:
+    if every <= 0:
+        return "no add-ons"
+    return f"one in {every} with add-on Boost ({ADDON_FEE} in advance, {ADDON_PER_REQUEST} a request)"
+
+
 def _wallet_share(every: int) -> str:
     if every <= 0:
         return "no wallets"
@@ -892,6 +978,12 @@ def main(argv: list[str]) -> None:
         default=0,
         help="one customer in N has a PRE_PAID wallet of 30 credits paying its invoice (0: none)",
     )
+    parser.add_argument(
+        "--addon-every",
+        type=int,
+        default=0,
+        help="one subscription in N has an add-on with a FIXED and a USAGE price (0: none)",
+    )
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--top", type=int, default=25, help="cProfile rows to show")
     parser.add_argument(
@@ -908,7 +1000,8 @@ def main(argv: list[str]) -> None:
     print(
         f"workload: {args.subscriptions:,} monthly subscriptions due at once (flat fee in advance, SLAB "
         f"COUNT and PACKAGE SUM in arrear), {2 * EVENTS_PER_NAME} events each, "
-        f"{_adjusted_share(args.adjusted_every)}, {_wallet_share(args.wallet_every)}; "
+        f"{_adjusted_share(args.adjusted_every)}, {_wallet_share(args.wallet_every)}, "
+        f"{_addon_share(args.addon_every)}; "
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     results: dict[str, dict[str, float]] = {}

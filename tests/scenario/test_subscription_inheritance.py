@@ -225,3 +225,55 @@ def test_delegated_invoicing_bills_the_invoicing_customer(make_world: Callable[[
     )
     assert w.s.invoices.list(customer_id=subsidiary).items == []
     assert {i.id for i in w.s.invoices.list(customer_id=payer).items} == {opening.id, march.id}
+
+
+def test_grouped_invoicing_honours_a_childs_add_on_override(make_world: Callable[[datetime], World]) -> None:
+    """Spec rule 8: add-on prices and quantities can be overridden per subscription, and grouped
+    invoicing honours these overrides."""
+    w = make_world(at(2026, 3, 1))
+    support = w.s.addons.create(
+        name="Support",
+        lookup_key="support",
+        prices=[
+            {
+                "type": "FIXED",
+                "billing_model": "FLAT_FEE",
+                "amount": "15",
+                "currency": "usd",
+                "billing_period": "MONTHLY",
+                "invoice_cadence": "ADVANCE",
+                "display_name": "Support",
+            }
+        ],
+    )
+    parent = w.subscribe(w.customer("acme"), w.plan_id)
+    lab = w.subscribe(
+        w.customer("acme-labs"),
+        w.lab_plan_id,
+        inheritance={"parent_subscription_id": parent.id},
+        addons=[
+            {
+                "addon_id": support.id,
+                "override_line_items": [
+                    {"price_id": support.prices[0].id, "amount": "12.00", "quantity": "2"}
+                ],
+            }
+        ],
+    )
+    assert w.invoices(lab) == []  # the add-on is not billed on the child's own invoice: it has none
+    assert w.run(at(2026, 4, 1)) == 1
+    march = w.invoices(parent)[1]
+    assert amounts(march) == [
+        ("Enterprise", D(1), D("500.00")),
+        ("API calls", D(0), D("0.00")),
+        ("Lab", D(1), D("120.00")),  # April, in advance
+        ("Storage", D(0), D("0.00")),
+        ("Support", D(2), D("24.00")),  # April at the override: 2 x 12.00, not 15.00
+        ("Lab", D(1), D("120.00")),  # March, in arrears (created with the parent: a whole month)
+        ("Support", D(2), D("24.00")),  # March, in arrears, at the override
+    ]
+    assert march.total == D("788.00")  # 500.00 + 120.00 + 24.00 + 120.00 + 24.00
+    support_lines = [line for line in march.line_items if line.display_name == "Support"]
+    assert {line.subscription_id for line in support_lines} == {lab.id}
+    assert {line.entity_type for line in support_lines} == {"addon"}
+    assert all(line.price_id != support.prices[0].id for line in support_lines)  # the override price

@@ -93,6 +93,21 @@ def test_add_ons_count_only_while_their_association_is_active(
     assert summary(features[cat.calls]) == (True, 1000, False, [("plan", 1)])
 
 
+def test_a_removed_add_on_counts_until_its_end_date_as_billing_counts_it(
+    cat: EntitlementCatalogue, clock: TestClock
+) -> None:
+    sub, now = cat.subscription, clock.now()
+    # Removed at the period end: marked cancelled at once, in force until then.
+    attach_addon(
+        cat.scoped, sub.id, cat.boost, now, addon_status="cancelled", end_date=now + timedelta(days=5)
+    )
+    features = by_feature(cat.scoped.subscriptions.entitlements(sub.id).features)
+    assert summary(features[cat.calls]) == (True, 1500, True, [("plan", 1), ("addon", 1)])
+    clock.advance(timedelta(days=5))
+    features = by_feature(cat.scoped.subscriptions.entitlements(sub.id).features)
+    assert summary(features[cat.calls]) == (True, 1000, False, [("plan", 1)])
+
+
 def test_an_override_replaces_the_plan_limit(cat: EntitlementCatalogue) -> None:
     sub = cat.subscription
     parent = cat.plan_entitlement(cat.calls)

@@ -176,7 +176,12 @@ BAD: list[Case] = [
     ),
     ("differing trial days", lambda c: {"plan_id": c.mixed_trials_plan_id}, "trial_period_days"),
     ("negative trial days", lambda c: {"trial_period_days": -1}, "trial_period_days"),
-    ("addons", lambda c: {"addons": [{"addon_id": "addon_x", "quantity": 1}]}, "addons"),
+    ("unknown add-on", lambda c: {"addons": [{"addon_id": "addon_x"}]}, "addons[0].addon_id"),
+    (
+        "unknown add-on field",
+        lambda c: {"addons": [{"addon_id": "addon_x", "quantity": 1}]},
+        "addons[0].quantity",
+    ),
     ("unknown coupon", lambda c: {"coupons": ["coupon_x"]}, "coupons[0]"),
     (
         "unknown line item price",

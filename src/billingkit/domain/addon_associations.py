@@ -1,10 +1,11 @@
 """An add-on attached to a subscription (the reference's ``AddonAssociationResponse``).
 
 The association is what an add-on's line items, entitlements and credit grants on one subscription
-hang from (line items carry ``addon_association_id``). ``addon_status``: ``active`` while in force,
-``pending`` before its ``start_date``, ``cancelled`` once removed (``end_date``, ``cancelled_at``,
-``cancellation_reason`` set). ``cadence``: ``recurring`` add-ons bill every period, ``onetime`` ones
-once.
+hang from (line items carry ``addon_association_id``). ``addon_status``: ``active`` from its
+attachment (a future ``start_date`` included), ``pending`` while a checkout awaits payment,
+``cancelled`` once removed (``end_date``, ``cancelled_at``, ``cancellation_reason`` set; it still
+counts until ``end_date``). ``cadence``: ``recurring`` add-ons bill every period, ``onetime`` ones
+one period (:mod:`billingkit.domain.subscription_addons`).
 """
 
 from __future__ import annotations

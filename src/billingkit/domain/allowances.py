@@ -18,6 +18,11 @@ shorter reset (e.g. DAILY on a monthly subscription) each day has its own limit,
 usage 150 on day 1 and 80 on day 2 → billable 50 + 0 = 50; with ``NEVER`` the limit is for the
 lifetime of the subscription, so usage counted in earlier periods uses it up (see
 :func:`apply_lifetime_allowance`).
+
+Several sources on one meter (the plan's entitlement and those of the add-ons in force) make one
+allowance (:func:`combined_allowance`): limits add up, unlimited wins, disabled sources give
+nothing, and the overage is billable when any enabled source has a soft limit. Example: plan 1,000
+(hard) + add-on 500 (soft) → 1,500, soft: 1,800 used → 300 billable.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ __all__ = [
     "apply_allowance",
     "apply_allowance_per_window",
     "apply_lifetime_allowance",
+    "combined_allowance",
 ]
 
 
@@ -159,3 +165,28 @@ def apply_lifetime_allowance(
     limit = allowance.usage_limit
     remaining = None if limit is None else max(ZERO, limit - prior)
     return _split(allowance, current, remaining)
+
+
+def combined_allowance(allowances: Iterable[Allowance]) -> Allowance | None:
+    """One allowance from several sources on the same meter and reset window (``None`` when there
+    is none): the enabled sources' limits summed, unlimited when one of them is, soft when one of
+    them is; all disabled → a disabled allowance (all usage billable).
+
+    Examples: 1,000 + 500 → 1,500; 1,000 + unlimited → unlimited; one disabled + 200 → 200; one
+    source alone → itself. Raises ``ValidationError`` (field ``allowance``) for a non-Allowance.
+    """
+    given = list(allowances)
+    for allowance in given:
+        if not isinstance(allowance, Allowance):
+            raise ValidationError("allowance must be an Allowance", field="allowance")
+    if len(given) <= 1:
+        return given[0] if given else None
+    enabled = [a for a in given if a.is_enabled]
+    if not enabled:
+        return Allowance(usage_limit=None, is_enabled=False, usage_reset_period=given[0].usage_reset_period)
+    soft = any(a.is_soft_limit for a in enabled)
+    reset = enabled[0].usage_reset_period
+    if any(a.usage_limit is None for a in enabled):
+        return Allowance(usage_limit=None, is_soft_limit=soft, usage_reset_period=reset)
+    total = sum((a.usage_limit for a in enabled if a.usage_limit is not None), ZERO)
+    return Allowance(usage_limit=total, is_soft_limit=soft, usage_reset_period=reset)

@@ -35,6 +35,8 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
+    subscription_addon_removal,
+    subscription_addons,
     subscription_entitlements,
     subscription_line_items,
     subscription_modify,
@@ -224,6 +226,20 @@ class Subscriptions(Area):
             subscription_id=subscription_id,
             feature_ids=feature_ids,
         )
+
+    #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
+    #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.
+    add_addon = RequestOp(
+        subscription_addons.add_addon, subscription_addons.AddAddonRequest, conflict_retries=2
+    )
+    #: End an add-on: ``remove_addon(addon_association_id=..., effective_date=...)``.
+    remove_addon = RequestOp(
+        subscription_addon_removal.remove_addon,
+        subscription_addon_removal.RemoveAddonRequest,
+        conflict_retries=2,
+    )
+    #: The subscription's add-on associations in force now or later, oldest first.
+    addon_associations = IdOp(subscription_addons.addon_associations)
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""

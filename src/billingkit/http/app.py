@@ -33,6 +33,7 @@ from billingkit.http.routes import (
     plans,
     price_units,
     prices,
+    subscription_addons,
     subscription_entitlements,
     subscription_line_items,
     subscription_phases,
@@ -85,6 +86,7 @@ def build_app(
         tax_associations,
         events,
         usage,
+        subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_entitlements,

@@ -21,7 +21,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from billingkit.domain.allowances import Allowance, AllowanceReset, apply_allowance
+from billingkit.domain.allowances import apply_allowance
 from billingkit.domain.catalog import Coupon, Entitlement, Feature, Meter, Price
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceType
@@ -48,6 +48,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
+from billingkit.services.addon_allowances import AddonAllowances, line_allowance, load_addon_allowances
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import load_coupon_associations
 from billingkit.services.invoice_adjustments import (
@@ -137,6 +138,8 @@ class Snapshot:
     allowances: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
     # subscription id -> overridden entitlement id -> the subscription's override of it
     entitlement_overrides: dict[str, dict[str, Entitlement]] = field(default_factory=dict)
+    # subscription id -> meter id -> its add-ons' entitlements on that meter, with their dates
+    addon_allowances: AddonAllowances = field(default_factory=dict)
     # subscription id -> the coupons attached to it, as the billing core applies them
     coupon_associations: dict[str, tuple[CouponAssociation, ...]] = field(default_factory=dict)
     # coupon id -> the stored coupon (its snapshot goes on each coupon application record)
@@ -232,6 +235,7 @@ def load_snapshot(
         feature = features.get(entitlement.feature_id)
         if entitlement.entity_type is EntitlementEntityType.PLAN and feature is not None and feature.meter_id:
             snapshot.allowances.setdefault(entitlement.entity_id, {})[feature.meter_id] = entitlement
+    snapshot.addon_allowances = load_addon_allowances(uow, subscriptions)
     snapshot.committed_usage = load_commitment_usage(uow, subscriptions)
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
@@ -255,8 +259,10 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
 
     Raises ``ValidationError`` when a charge's customer or meter is missing.
     """
-    queries: list[UsageQuery] = []
-    owners: list[tuple[int, str]] = []
+    # Lines asking the same question (a plan's and an add-on's price on one meter, same window and
+    # customer) share one query.
+    positions: dict[UsageQuery, int] = {}
+    owners: list[tuple[int, str, int]] = []
     for index, charge in enumerate(charges):
         if not has_arrear(charge):
             continue
@@ -270,19 +276,12 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
             window = arrear_window(line, charge.period)
             if window is None:
                 continue
-            queries.append(
-                UsageQuery(
-                    snapshot.meter_spec(line.meter_id),
-                    window[0],
-                    window[1],
-                    customers,
-                )
-            )
-            owners.append((index, line.id))
-    results = uow.usage.aggregate(queries) if queries else []
+            query = UsageQuery(snapshot.meter_spec(line.meter_id), window[0], window[1], customers)
+            owners.append((index, line.id, positions.setdefault(query, len(positions))))
+    results = uow.usage.aggregate(list(positions)) if positions else []
     usage: list[Usage] = [{} for _ in charges]
-    for (index, line_id), result in zip(owners, results, strict=True):
-        usage[index][line_id] = result
+    for index, line_id, position in owners:
+        usage[index][line_id] = results[position]
     return usage
 
 
@@ -364,20 +363,15 @@ def _line_input(
             **common,
         )
     allowance: Decimal | None = None
-    entitlement = snapshot.allowances.get(sub.plan_id, {}).get(line.meter_id or "")
-    if entitlement is not None:
-        entitlement = snapshot.entitlement_overrides.get(sub.id, {}).get(entitlement.id, entitlement)
-    if entitlement is not None and supported_allowance(entitlement, sub):
-        result = apply_allowance(
-            Allowance(
-                usage_limit=None if entitlement.usage_limit is None else Decimal(entitlement.usage_limit),
-                is_soft_limit=entitlement.is_soft_limit,
-                is_enabled=entitlement.is_enabled,
-                usage_reset_period=AllowanceReset.BILLING_PERIOD,
-            ),
-            value,
-        )
-        allowance = value - result.billable
+    meter_id = line.meter_id or ""
+    entitlement = snapshot.allowances.get(sub.plan_id, {}).get(meter_id)
+    addons = snapshot.addon_allowances.get(sub.id, {}).get(meter_id, ())
+    if entitlement is not None or addons:  # the plan's allowance, plus the add-ons' in force
+        overrides = snapshot.entitlement_overrides.get(sub.id, {})
+        window = arrear_window(line, charge.period)
+        rule = line_allowance(entitlement, addons, window, sub, supported_allowance, overrides)
+        if rule is not None:
+            allowance = value - apply_allowance(rule, value).billable
     return LineItemInput(line.id, spec, "USAGE", ARREAR, quantity=value, allowance=allowance, **common)
 
 

@@ -13,7 +13,8 @@ Reads:
   together; optional ``feature_ids`` and ``subscription_ids``.
 
 Sources in force at the call's instant only: live entitlements whose own ``[start_date,
-end_date)`` holds it, and add-on associations ``active`` and within their dates. Whatever the
+end_date)`` holds it, and add-on associations within their dates (a removed association counts
+until its ``end_date``, as billing counts it; a pending one does not). Whatever the
 number of subscriptions, loading them is a fixed number of statements
 (:func:`load_entitlement_sources`).
 """
@@ -127,7 +128,7 @@ class EntitlementSources:
 
 def _association_in_force(association: AddonAssociation, now: datetime) -> bool:
     return (
-        association.addon_status is AddonStatus.ACTIVE
+        association.addon_status is not AddonStatus.PENDING
         and association.start_date <= now
         and (association.end_date is None or now < association.end_date)
     )
@@ -150,7 +151,7 @@ def load_entitlement_sources(
         "entity_id",
         sub_ids,
         Filter("entity_type", Op.EQ, AddonAssociationEntityType.SUBSCRIPTION.value),
-        Filter("addon_status", Op.IN, [AddonStatus.ACTIVE.value]),
+        Filter("addon_status", Op.IN, [AddonStatus.ACTIVE.value, AddonStatus.CANCELLED.value]),
     )
     current = sorted(
         (a for a in associations if _association_in_force(a, now)), key=lambda a: (a.start_date, a.id)

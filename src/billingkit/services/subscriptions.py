@@ -23,6 +23,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
   trialing, or a draft activated) each gets its first credit grant application, and the ones due
   at once top up the customer's prepaid wallet before the opening invoice is computed
   (:mod:`billingkit.services.credit_grant_applications`).
+* Add-ons (``addons``) are attached before the opening invoice, which bills their lines
+  (:mod:`billingkit.services.subscription_addons`).
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
@@ -109,6 +111,12 @@ from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.price_overrides import OverrideLineItem
 from billingkit.services.records import build, get_live
 from billingkit.services.search import Searches, SearchRequest
+from billingkit.services.subscription_addons import (
+    MAX_ADDONS,
+    AddonAttachment,
+    attach_addons,
+    follow_activation,
+)
 from billingkit.services.subscription_commitments import (
     LineItemCommitmentConfig,
     check_line_item_commitments,
@@ -158,7 +166,7 @@ MAX_TRIAL_DAYS = 3650
 
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
-_NOT_YET = ("addons",)
+_NOT_YET: tuple[str, ...] = ()
 
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
@@ -233,7 +241,7 @@ class SubscriptionCreate(InputModel):
     lookup_key: Annotated[NonEmptyStr, Field(max_length=255)] | None = None
     timezone: TimeZoneName | None = None
     metadata: Metadata = {}
-    addons: Any = None
+    addons: Annotated[list[AddonAttachment], Field(max_length=MAX_ADDONS)] | None = None
     credit_grants: Annotated[list[SubscriptionCreditGrantInput], Field(max_length=_MAX_GRANTS)] | None = None
     line_items: Annotated[list[LineItemCreate], Field(max_length=MAX_ITEMS)] | None = None
     override_line_items: Annotated[list[OverrideLineItem], Field(max_length=MAX_ITEMS)] | None = None
@@ -411,6 +419,7 @@ def create_subscription(
         sub = sub.model_copy(
             update={"line_items": commit_line_items(sub.line_items, data.line_item_commitments, meters)}
         )
+    sub = attach_addons(uow, ctx, sub, data.addons)
     sub = line_items_at_create(
         uow,
         ctx,
@@ -459,7 +468,7 @@ def activate_subscription(
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     activated = activate_draft(sub, start=data.start_date, renewal_notice=renewal_notice)
-    activated = activated.model_copy(update=ctx.touch())
+    activated = follow_activation(uow, ctx, sub, activated.model_copy(update=ctx.touch()))
     activated = with_next_check(activated, ctx.now, ctx.settings.auto_invoice_check_interval)
     move_with_activation(uow, ctx, sub, activated)
     start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
