@@ -64,6 +64,13 @@ def _delay(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def _days(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must be whole days, at least 0")
+    return value
+
+
 def _interval(text: str) -> timedelta:
     seconds = float(text)
     if not seconds > 0:
@@ -152,8 +159,9 @@ def _settings(args: argparse.Namespace) -> Settings:
     """The ``Billing`` settings of a command: the token secret and, for the commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
     ``Settings`` default), the invoice finalization delay (variable, else none), the entitlement
-    cache TTL (variable, else the default) and the auto-invoice threshold check interval
-    (variable, else 5 minutes)."""
+    cache TTL (variable, else the default), the auto-invoice threshold check interval (variable,
+    else 5 minutes) and the grace days of the auto-cancellation of unpaid subscriptions (variable,
+    else off)."""
     from billingkit.services.settings import Settings
 
     settings = Settings(token_secret=_token_secret())
@@ -177,6 +185,9 @@ def _settings(args: argparse.Namespace) -> Settings:
             "BILLINGKIT_AUTO_INVOICE_CHECK_INTERVAL",
             _interval,
             settings.auto_invoice_check_interval,
+        ),
+        auto_cancellation_grace_days=_setting(
+            None, "BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS", _days, settings.auto_cancellation_grace_days
         ),
     )
 

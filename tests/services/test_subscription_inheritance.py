@@ -809,3 +809,51 @@ def test_plan_price_sync_leaves_inherited_skeletons_without_lines(fam: Family) -
     assert len(fam.get(parent).line_items) == len(fam.get(team).line_items) == 3
     (eu,) = [c for c in fam.children(parent) if c.subscription_type is SubscriptionType.INHERITED]
     assert eu.line_items == ()
+
+
+def test_a_parent_cancelled_at_once_ends_its_children_and_bills_their_used_part(fam: Family) -> None:
+    fam.customer("eu")
+    parent = fam.subscribe("acme", inheritance={"external_customer_ids_to_inherit_subscription": ["eu"]})
+    team = fam.subscribe("team", fam.child_plan, inheritance={"parent_subscription_id": parent.id})
+    fam.calls("eu", 10, at(2026, 1, 3))
+    fam.calls("team", 5, at(2026, 1, 4))
+    fam.clock.set(at(2026, 1, 11))
+    result = fam.s.subscriptions.cancel(
+        parent.id, cancellation_type="immediate", cancel_immediately_invoice_policy="generate_invoice"
+    )
+    assert result.invoice is not None
+    # The used part, 1 - 11 Jan: the group's calls (eu's 10 x 0.10 = 1.00), the team's calls
+    # (5 x 0.20 = 1.00) and its first fee for the 10 days (31.00 x 10/31 = 10.00), in arrears.
+    assert [line[:4] for line in lines(result.invoice)] == [
+        ("Group calls", "10", "1.00", "01-01"),
+        ("Team calls", "5", "1.00", "01-01"),
+        ("Team fee", "1", "10.00", "01-01"),
+    ]
+    for child in fam.children(parent):
+        assert (child.subscription_status, child.cancelled_at) == (
+            SubscriptionStatus.CANCELLED,
+            at(2026, 1, 11),
+        )
+    assert [line.end_date for line in fam.get(team).line_items] == [at(2026, 1, 11)] * 2
+    fam.clock.set(at(2026, 2, 1))
+    assert fam.billing.run_due().invoice_count == 0
+
+
+def test_a_grouped_child_is_cancelled_at_once_with_nothing_of_its_own(fam: Family) -> None:
+    parent = fam.subscribe("acme")
+    team = fam.subscribe("team", fam.child_plan, inheritance={"parent_subscription_id": parent.id})
+    for fields in (
+        {"cancellation_type": "end_of_period"},
+        {"cancellation_type": "immediate", "cancel_immediately_invoice_policy": "generate_invoice"},
+        {"cancellation_type": "immediate", "proration_behavior": "create_prorations"},
+    ):
+        with pytest.raises(InvalidOperation):
+            fam.s.subscriptions.cancel(team.id, **fields)
+    assert fam.get(team).subscription_status is SubscriptionStatus.ACTIVE
+    fam.clock.set(at(2026, 1, 11))
+    result = fam.s.subscriptions.cancel(team.id, cancellation_type="immediate")
+    assert (result.subscription.subscription_status, result.invoice) == (SubscriptionStatus.CANCELLED, None)
+    assert fam.get(parent).subscription_status is SubscriptionStatus.ACTIVE
+    fam.clock.set(at(2026, 2, 1))
+    fam.billing.run_due()
+    assert [line.subscription_id for line in fam.invoices(parent)[-1].line_items] == [None, None]

@@ -284,7 +284,7 @@ KINDS: dict[str, Kind] = {
             SubscriptionSchedule,
             Level.ENVIRONMENT,
             versioned=True,
-            searchable=searchable(subscription_id=(EQ, IN), schedule_type=EQ, schedule_status=IN),
+            searchable=searchable(subscription_id=(EQ, IN), schedule_type=(EQ, IN), schedule_status=IN),
         ),
         Kind(
             "addon_associations",

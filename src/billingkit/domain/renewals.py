@@ -11,8 +11,9 @@ the steps a billing run must carry out, in order:
 * ``period_end``: the current period is over; one invoice with its ARREAR charges and the next
   period's ADVANCE charges (``SUBSCRIPTION_CYCLE``), then the next period becomes current. A run that
   finds several elapsed periods gets one step per period;
-* ``end``: the subscription reached its ``end_date`` (after billing the last period) and is
-  ``cancelled``.
+* ``end``: the subscription reached its ``end_date`` or a scheduled cancellation's ``cancel_at``
+  (after billing the last period) and is ``cancelled``; its end date is then that instant and its
+  open line items end there.
 
 Example: monthly from 31 Jan, ``now`` = 1 Apr → period_end [31 Jan, 29 Feb) and period_end
 [29 Feb, 31 Mar); the current period becomes [31 Mar, 30 Apr).
@@ -24,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from billingkit.domain.cancellation import ended_fields, scheduled_end
 from billingkit.domain.invoices import BillingReason
 from billingkit.domain.periods import MAX_PERIODS, BillingSchedule, Period
 from billingkit.domain.subscription_inheritance import is_child
@@ -97,6 +99,7 @@ def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | No
     if is_child(sub):
         return DuePlan((), {"next_run_at": None})
     standing = Standing.of(sub)
+    end_date = scheduled_end(sub)  # a scheduled cancellation ends it like an end date
     schedule: BillingSchedule | None = None
     steps: list[DueStep] = []
     while len(steps) <= MAX_PERIODS:
@@ -106,7 +109,7 @@ def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | No
                 break
             standing, schedule = end_trial(
                 standing,
-                end_date=sub.end_date,
+                end_date=end_date,
                 billing_cycle=sub.billing_cycle,
                 billing_period=sub.billing_period,
                 billing_period_count=sub.billing_period_count,
@@ -131,7 +134,7 @@ def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | No
             break
         closing = standing.period
         schedule = schedule or sub.schedule()
-        standing = close_period(standing, end_date=sub.end_date, schedule=schedule)
+        standing = close_period(standing, end_date=end_date, schedule=schedule)
         ended = standing.status is SubscriptionStatus.CANCELLED
         steps.append(DueStep(StepKind.PERIOD_END, end, closing, None if ended else standing.period))
         if ended:
@@ -139,4 +142,10 @@ def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | No
             break
     else:
         raise ValidationError(f"more than {MAX_PERIODS} billing periods are due", field="current_period_end")
-    return DuePlan(tuple(steps), standing.fields(renewal_notice=renewal_notice))
+    changes = standing.fields(renewal_notice=renewal_notice)
+    cancelled_at = standing.cancelled_at
+    was_cancelled = sub.subscription_status is SubscriptionStatus.CANCELLED
+    ends = standing.status is SubscriptionStatus.CANCELLED and not was_cancelled
+    if ends and cancelled_at is not None:  # it ends in this run: its open line items end too
+        changes.update(ended_fields(sub, cancelled_at))
+    return DuePlan(tuple(steps), changes)

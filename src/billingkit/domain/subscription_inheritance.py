@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from billingkit.domain.cancellation import ended_fields
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.subscriptions import (
@@ -129,8 +130,9 @@ def child_standing(parent: Subscription, *, start: datetime) -> dict[str, Any]:
 def follow_parent(child: Subscription, parent: Subscription, *, billed: bool) -> dict[str, Any]:
     """The fields ``child`` takes once ``parent`` (as saved after its billing steps) moved on: the
     parent's current period, anchor and status (a parent that ended ends its children at the same
-    instant). ``billed``: the child's lines were on the parent's invoices (a grouped child), so its
-    first ADVANCE charges are no longer owed (``billing_sequence`` grows)."""
+    instant, their open line items with them). ``billed``: the child's lines were on the parent's
+    invoices (a grouped child), so its first ADVANCE charges are no longer owed
+    (``billing_sequence`` grows)."""
     fields: dict[str, Any] = {
         "subscription_status": parent.subscription_status,
         "billing_anchor": parent.billing_anchor,
@@ -140,7 +142,8 @@ def follow_parent(child: Subscription, parent: Subscription, *, billed: bool) ->
     }
     if parent.subscription_status is SubscriptionStatus.CANCELLED:
         ended = parent.cancelled_at or parent.current_period_end
-        fields.update(cancelled_at=ended, end_date=min(child.end_date or ended, ended))
+        # Its end date is the parent's end (unless earlier), and its open line items end there.
+        fields.update(cancelled_at=ended, **ended_fields(child, min(child.end_date or ended, ended)))
     if billed:
         fields["billing_sequence"] = child.billing_sequence + 1
     return fields
@@ -185,7 +188,8 @@ class MemberState:
         Example: state (16 Jan, 16 Jan), period [1 Jan, 1 Feb), ``period_end``: the usage line
         from 16 Jan, the fee for [1 Feb, ...) as usual, and the fee again, ARREAR, from 16 Jan.
         """
-        arrear = reference_point in ("period_end", "preview")
+        # A cancellation's invoice bills ARREAR charges only, up to the cancellation instant.
+        arrear = reference_point in ("period_end", "preview", "cancel")
         # Where the ADVANCE window of this invoice begins: the next period, or the period itself.
         advance_start = period.end if arrear else period.start
         out: list[SubscriptionLineItem] = []

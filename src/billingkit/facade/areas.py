@@ -37,10 +37,12 @@ from billingkit.services import (
     payments,
     subscription_addon_removal,
     subscription_addons,
+    subscription_cancel,
     subscription_entitlements,
     subscription_line_items,
     subscription_modify,
     subscription_phases,
+    subscription_schedules,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -190,6 +192,20 @@ class Subscriptions(Area):
         subscription_modify.modify_subscription,
         subscription_modify.ExecuteSubscriptionModifyRequest,
         scope_arguments=_renewal_notice,
+    )
+    #: ``cancel(id, cancellation_type="immediate" | "end_of_period" | "scheduled_date", cancel_at=,
+    #: proration_behavior=, cancel_immediately_invoice_policy=, reason=)``: a ``CancellationResult``.
+    cancel = IdRequestOp(
+        subscription_cancel.cancel_subscription, subscription_cancel.CancelSubscriptionRequest
+    )
+    #: One subscription's schedules (``ScheduleList``), newest first.
+    schedules = IdOp(subscription_schedules.list_subscription_schedules)
+    #: Schedules of any subscription: ``list_schedules(pending_only=True, subscription_ids=[...])``.
+    list_schedules = RequestOp(subscription_schedules.search_schedules, subscription_schedules.ScheduleSearch)
+    get_schedule = IdOp(subscription_schedules.get_schedule)
+    #: Withdraw a pending schedule; a cancellation's subscription gets its dates back.
+    cancel_schedule = IdRequestOp(
+        subscription_schedules.cancel_schedule, subscription_schedules.CancelScheduleRequest
     )
     #: Line items beyond the plan's: ``add_line_item(id, price_id=... | price={...})``,
     #: ``update_line_item(line_id, amount=..., effective_from=...)`` (ends the line and starts a

@@ -16,6 +16,7 @@ from billingkit.http.params import check_request_text
 from billingkit.http.routes import (
     access,
     addons,
+    cancellation,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -87,6 +88,7 @@ def build_app(
         events,
         usage,
         subscription_addons,  # before subscriptions: "/subscriptions/addon" is no subscription id
+        cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_entitlements,
@@ -99,6 +101,7 @@ def build_app(
         plan_price_sync,
     ):
         include(module.router, "/v1")
+    include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

@@ -53,6 +53,7 @@ from billingkit.services.invoicing import (
     load_snapshot,
     measure_usage,
 )
+from billingkit.services.subscription_termination import terminate_ended
 
 __all__ = ["BatchResult", "RunReport", "bill_due_subscriptions"]
 
@@ -248,6 +249,7 @@ def _bill_scope(
     uow.invoices.add_many(stored)
     debited = record_debits(uow, ctx, snapshot.credits, taken)
     uow.subscriptions.update_many(changes)
+    terminate_ended(uow, ctx, changes)
     record_applications(uow, ctx, applications)
     notifications.record_many(uow, ctx, events)
     report.invoices += stored

@@ -16,7 +16,10 @@ handler; credit grant applications
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
 the third: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
-past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fourth. New
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fourth. A run
+ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
+(:func:`billingkit.services.auto_cancellation.cancel_unpaid_subscriptions`; off unless
+``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. New
 timed work (schedules, webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
 no new port method, adapter code or loop.
 """
@@ -33,6 +36,7 @@ from billingkit.domain.resources import Record
 from billingkit.errors import BillingError, ValidationError
 from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
+from billingkit.services.auto_cancellation import cancel_unpaid_subscriptions
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
 from billingkit.services.credit_expiry import expire_due_credits
@@ -134,6 +138,9 @@ class _Run:
     def all(self, handlers: Mapping[str, DueWorkHandler]) -> RunReport:
         for kind, handler in handlers.items():
             self._kind(kind, handler)
+        # Last, once the periods are billed: unpaid invoices cancel their subscriptions (when on).
+        for result in cancel_unpaid_subscriptions(self._storage, self._run):
+            self._committed(result, set())
         return self.report
 
     def _kind(self, kind: str, handler: DueWorkHandler) -> None:

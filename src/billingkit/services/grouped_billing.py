@@ -7,20 +7,39 @@ it (rules in :mod:`billingkit.domain.subscription_inheritance`).
 * :func:`followers`: the parent's children as saved once the parent's billing steps are done
   (its period, anchor and status), written with the parent in the billing run's unit of work;
 * :func:`check_billed_alone`: children have no invoices of their own to preview, nor line
-  changes invoiced or credited on their own (:mod:`billingkit.services.line_item_prorations`).
+  changes invoiced or credited on their own (:mod:`billingkit.services.line_item_prorations`);
+* :func:`end_children` and :func:`check_cancellable`: a parent cancelled at once ends its
+  children with it; a grouped child is cancelled at once, with nothing invoiced or credited on
+  its own (:mod:`billingkit.services.subscription_cancel`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from billingkit.domain.subscription_inheritance import MemberState, follow_parent, is_child
+from billingkit.domain.subscription_inheritance import (
+    BILLED_WITH_PARENT,
+    MemberState,
+    follow_parent,
+    is_child,
+)
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionType
 from billingkit.errors import InvalidOperation
+from billingkit.ports import UnitOfWork
+from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.invoicing import Charge, Snapshot
+from billingkit.services.records import list_where_in
+from billingkit.services.subscription_termination import terminate
 
-__all__ = ["check_billed_alone", "check_settled_alone", "followers", "group_charges"]
+__all__ = [
+    "check_billed_alone",
+    "check_cancellable",
+    "check_settled_alone",
+    "end_children",
+    "followers",
+    "group_charges",
+]
 
 
 def group_charges(snapshot: Snapshot, sub: Subscription, charges: list[Charge]) -> list[Charge]:
@@ -90,3 +109,40 @@ def check_settled_alone(sub: Subscription) -> None:
             "on its own; change it without create_prorations (a one-time charge: dated from the period "
             "end on)"
         )
+
+
+def check_cancellable(sub: Subscription, *, immediate: bool, invoiced: bool, prorated: bool) -> None:
+    """Refuse to cancel a grouped child other than at once with nothing invoiced or credited on
+    its own: its charges are its parent's to bill, and it has no due work of its own to carry a
+    scheduled end (``InvalidOperation`` naming the ways that work)."""
+    if sub.subscription_type is SubscriptionType.GROUPED_INVOICING and (
+        not immediate or invoiced or prorated
+    ):
+        raise InvalidOperation(
+            f"subscription {sub.id} is grouped_invoicing: its charges are billed on the invoices of its "
+            f"parent {sub.parent_subscription_id}, so it is cancelled at once with no invoice or credit "
+            "of its own (cancel_immediately_invoice_policy skip, proration_behavior none), or taken out "
+            "of the group first (modify type grouped_invoicing, action remove)"
+        )
+
+
+def end_children(uow: UnitOfWork, ctx: Context, parent: Subscription) -> list[Subscription]:
+    """The children of ``parent`` (saved, just cancelled at once) cancelled with it, at its
+    ``cancelled_at``, with what hangs from them ended; each with ``subscription.updated`` and
+    ``subscription.cancelled``. None for other subscriptions."""
+    if parent.subscription_type is not SubscriptionType.PARENT:
+        return []
+    found = list_where_in(uow.subscriptions, "parent_subscription_id", [parent.id])
+    pairs = [
+        (child, child.model_copy(update={**follow_parent(child, parent, billed=False), **ctx.touch()}))
+        for child in found
+        if child.subscription_status in BILLED_WITH_PARENT
+    ]
+    uow.subscriptions.update_many(pairs)
+    ended = [child.model_copy(update={"version": before.version + 1}) for before, child in pairs]
+    terminate(uow, ctx, ended)
+    customers = {c.id: c for c in uow.customers.find_many({child.customer_id for child in ended})}
+    for child in ended:
+        for event in ("subscription.updated", "subscription.cancelled"):
+            notifications.notify(uow, ctx, event, child, customers.get(child.customer_id))
+    return ended

@@ -68,6 +68,7 @@ from billingkit.services.invoice_issuing import (
     number_invoices,
 )
 from billingkit.services.line_terms import (
+    arrear_period,
     arrear_window,
     commitment_terms,
     has_arrear,
@@ -115,13 +116,15 @@ R = TypeVar("R", bound=Record)
 class Charge:
     """One invoice to compute for ``subscription``: ``period`` is the invoice period; with
     ``reference_point`` ``period_end`` (or ``preview``) its ARREAR charges plus the ADVANCE charges of
-    ``next_period``; with ``period_start`` its ADVANCE charges."""
+    ``next_period``; with ``period_start`` its ADVANCE charges; with ``cancel`` the ARREAR charges
+    of ``[period.start, cancel_at)`` (the invoice's period ends at ``cancel_at``)."""
 
     subscription: Subscription
     reason: BillingReason
     reference_point: str
     period: Period
     next_period: Period | None = None
+    cancel_at: datetime | None = None
     #: Lines of ``grouped_invoicing`` children billed on this (their parent's) invoice, each with
     #: the charge of its own subscription (:func:`billingkit.services.grouped_billing.group_charges`).
     grouped: tuple[tuple[Charge, SubscriptionLineItem], ...] = ()
@@ -273,7 +276,7 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
         for line, customers in metered:
             if line.price_type is not PriceType.USAGE or line.meter_id is None:
                 continue
-            window = arrear_window(line, charge.period)
+            window = arrear_window(line, arrear_period(charge))
             if window is None:
                 continue
             query = UsageQuery(snapshot.meter_spec(line.meter_id), window[0], window[1], customers)
@@ -406,6 +409,7 @@ def _request(
         period_start=charge.period.start,
         period_end=charge.period.end,
         next_period_end=charge.next_period.end if charge.next_period is not None else None,
+        cancel_at=charge.cancel_at,
         lines=lines,
         subscription_commitment=commitment,
         commitment_prior_usage=prior,
@@ -473,6 +477,7 @@ def build_invoice(
         )
     skipped = draft.subtotal == ZERO
     invoice_id = ctx.ids.new("inv")
+    period_end = charge.cancel_at or charge.period.end
     return Invoice(
         id=invoice_id,
         **ctx.stamp(),
@@ -492,9 +497,9 @@ def build_invoice(
         total_prepaid_credits_applied=draft.total_prepaid_credits_applied,
         amount_due=draft.amount_due,
         amount_remaining=draft.amount_due,
-        due_date=due_date(charge.period.end, sub.payment_terms),
+        due_date=due_date(period_end, sub.payment_terms),
         period_start=charge.period.start,
-        period_end=charge.period.end,
+        period_end=period_end,
         last_computed_at=ctx.now,
         coupon_applications=coupon_application_records(
             ctx,

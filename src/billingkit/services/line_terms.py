@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the invoicing module imports this one
     from billingkit.services.invoicing import Charge, Snapshot
 
 __all__ = [
+    "arrear_period",
     "arrear_window",
     "charged_window",
     "commitment_terms",
@@ -44,8 +45,16 @@ def arrear_window(line: SubscriptionLineItem, period: Period) -> tuple[datetime,
 
 
 def has_arrear(charge: Charge) -> bool:
-    """Whether ``charge`` bills ARREAR charges (period end invoices and previews)."""
-    return charge.reference_point in ("period_end", "preview")
+    """Whether ``charge`` bills ARREAR charges (period end invoices, cancellations and previews)."""
+    return charge.reference_point in ("period_end", "cancel", "preview")
+
+
+def arrear_period(charge: Charge) -> Period:
+    """The part of ``charge``'s period its ARREAR charges are for: all of it, or up to the
+    cancellation of a ``cancel`` charge."""
+    if charge.cancel_at is None or charge.cancel_at >= charge.period.end:
+        return charge.period
+    return Period(charge.period.start, charge.cancel_at)
 
 
 def charged_window(line: SubscriptionLineItem, charge: Charge) -> Period | None:
@@ -67,6 +76,8 @@ def stub_proration(line: SubscriptionLineItem, charge: Charge) -> Decimal | None
     reference = stub_reference_period(sub.schedule(), window)
     if reference is None:
         return None
+    if line.invoice_cadence.value == ARREAR:  # a cancellation charges the stub up to its instant
+        window = arrear_period(charge)
     clipped = arrear_window(line, window)
     return None if clipped is None else stub_coefficient(Period(*clipped), reference)
 
@@ -105,7 +116,7 @@ def commitment_terms(
         terms["commitment_closes_window"] = closes
     meter = snapshot.meter_spec(line.meter_id) if line.meter_id else None
     if commitment.windowed and meter is not None and meter.bucket_size is not None:
-        window = arrear_window(line, charge.period)
+        window = arrear_window(line, arrear_period(charge))
         if window is not None:
             terms["window_count"] = bucket_count(window[0], window[1], meter.bucket_size)
     if commitment.time_buckets:

@@ -53,6 +53,10 @@ class Settings:
       everything on every check.
     - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
       subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
+    - ``auto_cancellation_grace_days``: ``None`` (the default) leaves subscriptions with unpaid
+      invoices alone; a number of days (0 or more) makes every due-work run cancel, at once, the
+      active subscriptions with a finalized subscription invoice still unpaid that many days after
+      its due date (:mod:`billingkit.services.auto_cancellation`).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -65,6 +69,7 @@ class Settings:
     invoice_finalization_delay: timedelta = timedelta(0)
     entitlement_cache_ttl: timedelta = DEFAULT_ENTITLEMENT_CACHE_TTL
     auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
+    auto_cancellation_grace_days: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -94,6 +99,12 @@ class Settings:
         if not isinstance(check, timedelta) or check <= timedelta(0):
             raise ValidationError(
                 "auto_invoice_check_interval must be a timedelta above 0", field="auto_invoice_check_interval"
+            )
+        grace = self.auto_cancellation_grace_days
+        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int) or grace < 0):
+            raise ValidationError(
+                f"auto_cancellation_grace_days must be whole days (at least 0) or None, not {grace!r}",
+                field="auto_cancellation_grace_days",
             )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:

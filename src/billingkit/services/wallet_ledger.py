@@ -406,10 +406,11 @@ def prepaid_wallet(
     currency: str,
     allowed_price_types: tuple[WalletPriceType, ...] = (WalletPriceType.ALL,),
     conversion_rate: Decimal = Decimal(1),
+    name: str = "Prepaid credits",
 ) -> Wallet:
     """The customer's active PRE_PAID wallet in ``currency`` with ``conversion_rate`` (the oldest
-    when there are several), or a new one (``wallet.created``) with ``allowed_price_types``. What
-    refunds, credit grants and cancellation credits are paid into."""
+    when there are several), or a new one (``wallet.created``) named ``name`` with
+    ``allowed_price_types``. What refunds, credit grants and cancellation credits are paid into."""
     candidates = list_where_in(
         uow.wallets,
         "customer_id",
@@ -429,7 +430,7 @@ def prepaid_wallet(
         **ctx.stamp(),
         customer_id=customer_id,
         currency=currency,
-        name="Prepaid credits",
+        name=name,
         wallet_type=WalletType.PRE_PAID,
         conversion_rate=conversion_rate,
         topup_conversion_rate=conversion_rate,
