@@ -6,7 +6,7 @@ subscription an invoice bills, which differs from ``customer_id`` under delegate
 already stored are subscription invoices of their own customer (or of no subscription), so they
 are backfilled from ``customer_id``.
 
-Revision ID: 0019
+Revision ID: 0014
 Revises: 0013
 Create Date: 2026-11-25 10:00:00
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0019"
+revision: str = "0014"
 down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
