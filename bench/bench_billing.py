@@ -687,7 +687,7 @@ def check_run(
 def timed_parts() -> Iterator[dict[str, float]]:
     """Wall-clock seconds in the parts of a run, by wrapping them with a timer. Labels are indented
     under the part that calls them; table inserts are told apart by table."""
-    from billingkit.services import billing_runs, invoicing, notifications
+    from billingkit.services import billing_runs, invoice_issuing, invoicing, notifications
     from billingkit.storage.sql.repository import SqlRepository
     from billingkit.storage.sql.storage import SqlUnitOfWork
     from billingkit.storage.sql.usage import SqlUsageStore
@@ -704,7 +704,7 @@ def timed_parts() -> Iterator[dict[str, float]]:
         (invoicing, "_request", lambda *a: "  _request (LineItemInput, InvoiceRequest)"),
         (invoicing, "assemble_invoice", lambda *a: "  assemble_invoice (core)"),
         (billing_runs, "build_invoice", lambda *a: "build_invoice (Invoice, line items)"),
-        (invoicing, "number_invoices", lambda *a: "number_invoices (one counter block)"),
+        (invoice_issuing, "number_invoices", lambda *a: "number_invoices (one counter block)"),
         (invoicing, "invoice_payload", lambda *a: "invoice_payload (to_dict)"),
         (notifications, "event", lambda *a: "notification events (built)"),
         (SqlRepository, "add_many", lambda repo, *a: f"INSERT ({repo._table.name}, executemany)"),
@@ -766,7 +766,7 @@ PROFILE_ROWS = [
     ("  _request", "services/invoicing.py", "_request"),
     ("  assemble_invoice", "domain/invoicing.py", "assemble_invoice"),
     ("build_invoice", "services/invoicing.py", "build_invoice"),
-    ("number_invoices", "services/invoicing.py", "number_invoices"),
+    ("number_invoices", "services/invoice_issuing.py", "number_invoices"),
     ("invoice_payload", "services/invoicing.py", "invoice_payload"),
     ("notification events (built)", "services/notifications.py", "event"),
     ("SqlRepository.add_many (invoices, notifications)", "sql/repository.py", "add_many"),

@@ -110,9 +110,12 @@ def test_reference_fields_this_version_cannot_honour_are_refused_unless_empty(te
     )
     assert ada.external_id == "ada"
     _refusal(
-        lambda: test_env.subscriptions.list(parent_subscription_ids=["subs_1"]), "parent_subscription_ids"
+        lambda: test_env.subscriptions.list(effective_date_for_update="2026-05-01T00:00:00Z"),
+        "effective_date_for_update",
     )
-    assert test_env.subscriptions.list(with_coupon_associations=True, parent_subscription_ids=[]).total == 0
+    assert (
+        test_env.subscriptions.list(with_coupon_associations=True, effective_date_for_update=None).total == 0
+    )
     _refusal(
         lambda: test_env.plans.create(name="Pro", prices=[{**FEE, "filter_values": {"region": ["eu"]}}]),
         "prices[0].filter_values",

@@ -23,6 +23,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.providers import SandboxPaymentProvider
 from billingkit.services import auto_invoice_thresholds as thresholds
 from billingkit.services.auto_invoice_thresholds import set_threshold
+from billingkit.services.subscription_inheritance import SubscriptionInheritanceConfig
 from billingkit.services.subscriptions import SubscriptionCreate
 
 D = Decimal
@@ -178,10 +179,12 @@ def test_a_line_item_commitment_is_refused_with_a_threshold(w: World) -> None:
 
 @pytest.mark.parametrize("storage", ["memory"], indirect=True)
 def test_a_threshold_with_an_inheritance_configuration_is_refused(w: World) -> None:
-    # Through set_threshold itself: this version refuses ``inheritance`` before it gets there.
+    # Through set_threshold itself: the hierarchy step refuses a child or parent on this field
+    # before it gets there.
     sub = w.create()
     request = SubscriptionCreate.model_construct(
-        auto_invoice_threshold=D(50), inheritance={"parent_subscription_id": sub.id}
+        auto_invoice_threshold=D(50),
+        inheritance=SubscriptionInheritanceConfig(parent_subscription_id=sub.id),
     )
     ctx = w.billing.context(w.s.tenant_id, w.s.environment_id, Actor.system())
     with pytest.raises(ValidationError) as caught:

@@ -102,12 +102,15 @@ class BillingReason(StrEnum):
 class InvoiceLineItem(BaseModel):
     """One line of an invoice. ``amount`` is before discounts and credits (money, rounded);
     ``quantity`` is the billed quantity (usage after allowances for USAGE lines); ``trace`` says how
-    the amount was computed (tiers, proration, rounding), as the billing core reported it."""
+    the amount was computed (tiers, proration, rounding), as the billing core reported it.
+    ``subscription_id``: the subscription whose line item it bills, when that is not the invoice's
+    own (a ``grouped_invoicing`` child's line on its parent's invoice); ``None``: the invoice's."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     subscription_line_item_id: str | None = None
+    subscription_id: str | None = None
     parent_line_item_id: str | None = None
     entity_type: str | None = None
     entity_id: str | None = None
@@ -178,6 +181,9 @@ class InvoiceTax(EnvironmentResource):
 class Invoice(EnvironmentResource):
     """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
 
+    ``customer_id`` is who is billed; ``subscription_customer_id`` the customer of the subscription
+    it bills (another one under delegated invoicing; ``None`` for invoices of no subscription).
+
     Internal fields, not on the wire: ``finalize_at`` (when the due-work runner finalizes this
     draft: a renewal draft kept open by the finalization delay), ``request_fingerprint`` (the
     digest of the direct-invoice request an ``idempotency_key`` was first used with) and
@@ -191,6 +197,7 @@ class Invoice(EnvironmentResource):
     payment_status: PaymentStatus = PaymentStatus.PENDING
     customer_id: str
     subscription_id: str | None = None
+    subscription_customer_id: str | None = None
     currency: str
     description: str | None = None
     billing_reason: BillingReason
@@ -260,7 +267,7 @@ class Invoice(EnvironmentResource):
         the invoice's common fields, as the spec's invoice line item shows them. ``traces=False``
         leaves out each line's ``trace`` (webhook payloads carry the invoice without them).
         ``invoice_pdf_url`` is the one set on the invoice, else :data:`INVOICE_PDF_PATH`."""
-        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else set(_INTERNAL))
+        data = self.model_dump(mode="json", exclude=_WITHOUT_TRACES if not traces else _WITH_TRACES)
         data["invoice_pdf_url"] = self.invoice_pdf_url or INVOICE_PDF_PATH.format(invoice_id=self.id)
         common = {
             "invoice_id": self.id,
@@ -269,13 +276,26 @@ class Invoice(EnvironmentResource):
             "currency": self.currency,
             **self.common_fields(),
         }
-        data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        lines = data["line_items"] = [{**line, **common} for line in data["line_items"]]
+        # A line billing another subscription's line item (a grouped child's on its parent's
+        # invoice) shows that subscription, in the common field's place.
+        for wire, line in zip(lines, self.line_items, strict=True):
+            if line.subscription_id is not None:
+                wire["subscription_id"] = line.subscription_id
         return data
 
 
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
 _INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
-_WITHOUT_TRACES: dict[str, Any] = {"line_items": {"__all__": {"trace"}}, **dict.fromkeys(_INTERNAL, True)}
+# A line's own ``subscription_id`` is shown in the invoice's common field's place (``to_dict``).
+_WITH_TRACES: dict[str, Any] = {
+    "line_items": {"__all__": {"subscription_id"}},
+    **dict.fromkeys(_INTERNAL, True),
+}
+_WITHOUT_TRACES: dict[str, Any] = {
+    "line_items": {"__all__": {"trace", "subscription_id"}},
+    **dict.fromkeys(_INTERNAL, True),
+}
 
 
 def invoice_number_key(at: datetime) -> str:

@@ -258,6 +258,8 @@ KINDS: dict[str, Kind] = {
                 billing_period=IN,
                 billing_cadence=IN,
                 subscription_type=IN,
+                parent_subscription_id=(EQ, IN),
+                invoicing_customer_id=IN,
             ),
         ),
         # Where a line item lives: its subscription (line items are stored inside it).
@@ -322,6 +324,7 @@ KINDS: dict[str, Kind] = {
             searchable=searchable(
                 customer_id=EQ,
                 subscription_id=EQ,
+                subscription_customer_id=IN,
                 invoice_type=EQ,
                 billing_reason=EQ,
                 currency=EQ,

@@ -28,6 +28,7 @@ from typing import Any
 from billingkit.domain.cancellation import ended_fields, scheduled_end
 from billingkit.domain.invoices import BillingReason
 from billingkit.domain.periods import MAX_PERIODS, BillingSchedule, Period
+from billingkit.domain.subscription_inheritance import is_child
 from billingkit.domain.subscription_lifecycle import (
     Standing,
     close_period,
@@ -89,11 +90,14 @@ class DuePlan:
 def plan_due(sub: Subscription, now: datetime, *, renewal_notice: timedelta | None = None) -> DuePlan:
     """The steps due on ``sub`` at ``now`` and its fields afterwards (see the module doc).
 
-    Pure: nothing is read but ``sub``. Drafts, cancelled and paused subscriptions have nothing due.
-    Each transition is a rule of :mod:`billingkit.domain.subscription_lifecycle`; this walks them
-    forward to ``now``. Raises ``ValidationError`` when more than :data:`MAX_PERIODS` periods have
-    elapsed.
+    Pure: nothing is read but ``sub``. Drafts, cancelled and paused subscriptions have nothing due,
+    nor have ``inherited`` and ``grouped_invoicing`` children (their parent's billing moves them;
+    one found due is just taken out of due work). Each transition is a rule of
+    :mod:`billingkit.domain.subscription_lifecycle`; this walks them forward to ``now``. Raises
+    ``ValidationError`` when more than :data:`MAX_PERIODS` periods have elapsed.
     """
+    if is_child(sub):
+        return DuePlan((), {"next_run_at": None})
     standing = Standing.of(sub)
     end_date = scheduled_end(sub)  # a scheduled cancellation ends it like an end date
     schedule: BillingSchedule | None = None

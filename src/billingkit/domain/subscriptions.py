@@ -220,6 +220,12 @@ class Subscription(EnvironmentResource):
         data["line_items"] = [{**line, **common} for line in data["line_items"]]
         return data
 
+    @property
+    def billed_customer_id(self) -> str:
+        """The customer its invoices are issued to: ``invoicing_customer_id`` when set (delegated
+        invoicing), else its own customer."""
+        return self.invoicing_customer_id or self.customer_id
+
     def schedule(self) -> BillingSchedule:
         """The subscription's billing boundaries (anchor, period, count, cycle, time zone)."""
         return BillingSchedule(

@@ -186,9 +186,13 @@ class Subscriptions(Area):
     #: The subscription's pending credit grant applications (credits still to come), soonest first.
     upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
-    #: "coupon_code": "..."})``; other types are refused by this version.
+    #: "coupon_code": "..."})``; ``type="inheritance"`` (``inheritance_params``) and
+    #: ``type="grouped_invoicing"`` (``grouped_invoicing_params``) add or remove children; other
+    #: types are refused by this version.
     modify = IdRequestOp(
-        subscription_modify.modify_subscription, subscription_modify.ExecuteSubscriptionModifyRequest
+        subscription_modify.modify_subscription,
+        subscription_modify.ExecuteSubscriptionModifyRequest,
+        scope_arguments=_renewal_notice,
     )
     #: ``cancel(id, cancellation_type="immediate" | "end_of_period" | "scheduled_date", cancel_at=,
     #: proration_behavior=, cancel_immediately_invoice_policy=, reason=)``: a ``CancellationResult``.

@@ -44,6 +44,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import count_applications, record_applications
+from billingkit.services.grouped_billing import check_settled_alone
 from billingkit.services.invoicing import (
     Charge,
     build_invoice,
@@ -87,6 +88,7 @@ def charge_added_lines(
     )
     if not charged:
         return sub, None
+    check_settled_alone(sub)  # a grouped child's lines are billed on its parent's invoices
     view = sub.model_copy(update={"line_items": charged})
     snapshot = load_snapshot(uow, [view], at=ctx.now)
     snapshot.coupon_associations.pop(sub.id, None)
@@ -177,6 +179,7 @@ def credit_unused(
     ]
     if not candidates:
         return AddonCredit(ZERO, {}, None)
+    check_settled_alone(sub)
     billed = _billed(uow, sub, {line.id for line in candidates}, period)
     prices = {p.id: p for p in uow.prices.find_many({line.price_id for line in candidates})}
     credits: dict[str, Decimal] = {}

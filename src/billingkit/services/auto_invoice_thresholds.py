@@ -66,7 +66,7 @@ def set_threshold(ctx: Context, sub: Subscription, data: SubscriptionCreate) -> 
     threshold = data.auto_invoice_threshold
     if threshold is None:
         return sub
-    if data.inheritance not in (None, {}, []):
+    if data.inheritance is not None and data.inheritance.model_dump(exclude_none=True):
         raise ValidationError(
             "auto_invoice_threshold is for standalone subscriptions; this one has an inheritance "
             "configuration",

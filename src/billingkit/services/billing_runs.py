@@ -40,6 +40,7 @@ from billingkit.services.coupon_associations import (
     record_applications,
     with_applications,
 )
+from billingkit.services.grouped_billing import followers, group_charges
 from billingkit.services.invoice_credits import TakenCredits, record_debits
 from billingkit.services.invoicing import (
     Charge,
@@ -171,8 +172,9 @@ def _bill_scope(
     ``finalization_delay`` (the invoices handler finalizes them)."""
     report = result.report
     plans = {sub.id: plan_due(sub, ctx.now, renewal_notice=renewal_notice) for sub in subs}
-    charges = {sub.id: _charges(sub, plans[sub.id]) for sub in subs}
     snapshot = load_snapshot(uow, subs, at=ctx.now)
+    # A parent's invoices also bill its grouped children's lines (loaded with the snapshot).
+    charges = {sub.id: group_charges(snapshot, sub, _charges(sub, plans[sub.id])) for sub in subs}
     usage = _measure(uow, subs, charges, snapshot, report)
     subs = bill_thresholds(uow, ctx, subs, plans, snapshot, report)  # those with only a check due
     billed: list[_Billed] = []
@@ -235,11 +237,15 @@ def _bill_scope(
                 events.append(invoice_event(ctx, invoice))
         if one.plan.steps or updated.next_run_at != sub.next_run_at:
             changes.append((sub, updated))
-        if updated.subscription_status is not sub.subscription_status:
-            saved = updated.model_copy(update={"version": sub.version + 1})
-            events.append(_subscription_event(ctx, "subscription.updated", saved, snapshot))
-            if updated.subscription_status is SubscriptionStatus.CANCELLED:
-                events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
+        # A parent's children move with it (same unit of work): its period, anchor and status.
+        moved = [(sub, updated), *followers(ctx, snapshot, sub, updated)]
+        changes += moved[1:]
+        for before, after in moved:
+            if after.subscription_status is not before.subscription_status:
+                saved = after.model_copy(update={"version": before.version + 1})
+                events.append(_subscription_event(ctx, "subscription.updated", saved, snapshot))
+                if after.subscription_status is SubscriptionStatus.CANCELLED:
+                    events.append(_subscription_event(ctx, "subscription.cancelled", saved, snapshot))
     uow.invoices.add_many(stored)
     debited = record_debits(uow, ctx, snapshot.credits, taken)
     uow.subscriptions.update_many(changes)

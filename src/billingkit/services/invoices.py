@@ -21,6 +21,7 @@ from billingkit.domain.validation import CurrencyCode, DecimalText, InputModel, 
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
+from billingkit.services.grouped_billing import check_billed_alone, group_charges
 from billingkit.services.invoicing import Charge, build_invoice, compute_invoices, load_snapshot
 from billingkit.services.records import get_live
 from billingkit.services.search import Searches, SearchRequest
@@ -33,10 +34,10 @@ LABEL = "invoice"
 
 class InvoiceSearch(SearchRequest):
     kind: ClassVar[str] = "invoices"
-    not_supported = frozenset({"subscription_customer_id"})  # a reference filter (refused when given)
-
     invoice_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
     customer_id: Annotated[str | None, Searches("customer_id", Op.EQ)] = None
+    #: The subscriber's customer (differs from ``customer_id`` under delegated invoicing).
+    subscription_customer_id: Annotated[list[str] | None, Searches("subscription_customer_id", Op.IN)] = None
     external_customer_id: str | None = None
     subscription_id: Annotated[str | None, Searches("subscription_id", Op.EQ)] = None
     invoice_type: Annotated[InvoiceType | None, Searches("invoice_type", Op.EQ)] = None
@@ -93,11 +94,13 @@ def search_invoices(uow: UnitOfWork, ctx: Context, *, search: InvoiceSearch) -> 
 def preview_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoicePreview) -> Invoice:
     """The invoice the subscription's next billing step will issue, computed now, not stored.
 
-    Raises ``NotFound`` for an unknown subscription and ``ValidationError`` for a half-given or
-    reversed window or an ended subscription.
+    Raises ``NotFound`` for an unknown subscription, ``ValidationError`` for a half-given or
+    reversed window or an ended subscription, and ``InvalidOperation`` for a child subscription
+    (a parent's preview shows its grouped children's lines).
     """
     ctx.require(ENTITY, Action.READ)
     sub = get_live(uow.subscriptions, "subscription", request.subscription_id)
+    check_billed_alone(sub)
     status = sub.subscription_status
     current = Period(sub.current_period_start, sub.current_period_end)
     if (request.period_start is None) != (request.period_end is None):
@@ -130,6 +133,7 @@ def preview_invoice(uow: UnitOfWork, ctx: Context, *, request: InvoicePreview) -
             following = sub.schedule().first_period(window.end, end_date=sub.end_date)
         charge = Charge(sub, BillingReason.SUBSCRIPTION_CYCLE, "preview", window, following)
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
+    (charge,) = group_charges(snapshot, sub, [charge])
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
     invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sub.billing_sequence + 1)
     if request.hide_zero_charges_line_items:

@@ -7,8 +7,8 @@ draft activation, the billing run and invoice previews.
    :func:`compute_invoice` hands each invoice to the billing core
    (:func:`billingkit.domain.invoicing.assemble_invoice`);
 3. :func:`build_invoice` turns a computed draft into an :class:`~billingkit.domain.invoices.Invoice`
-   with its per-line trace; :func:`issue_invoice` numbers it, stores it under its unique key and
-   records its notification.
+   with its per-line trace; :func:`issue_invoice` (:mod:`billingkit.services.invoice_issuing`)
+   numbers it, stores it under its unique key and records its notification.
 
 Previews stop after step 3, so they run the same code without writing anything.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -37,13 +37,10 @@ from billingkit.domain.invoices import (
     InvoiceStatus,
     PaymentStatus,
     due_date,
-    invoice_number,
-    invoice_number_key,
 )
 from billingkit.domain.invoicing import InvoiceDraft, InvoiceRequest, assemble_invoice
 from billingkit.domain.line_item_rules import one_time_charge_date
 from billingkit.domain.money import ZERO
-from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.pricing import PriceSpec
 from billingkit.domain.resources import Record
@@ -51,7 +48,6 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.usage import MeterSpec, UsageQuery, UsageResult
 from billingkit.errors import ValidationError
 from billingkit.ports import Repository, UnitOfWork
-from billingkit.services import notifications
 from billingkit.services.addon_allowances import AddonAllowances, line_allowance, load_addon_allowances
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import load_coupon_associations
@@ -64,7 +60,12 @@ from billingkit.services.invoice_credits import (
     InvoiceCredits,
     credits_instant,
     load_invoice_credits,
-    record_debits,
+)
+from billingkit.services.invoice_issuing import (
+    finalize_or_hold,
+    invoice_event,
+    issue_invoice,
+    number_invoices,
 )
 from billingkit.services.line_terms import (
     arrear_period,
@@ -81,6 +82,12 @@ from billingkit.services.subscription_commitments import (
     committed_usage,
     load_commitment_usage,
     wire_commitment_info,
+)
+from billingkit.services.subscription_families import (
+    Families,
+    billed_customer_ids,
+    load_families,
+    usage_customers,
 )
 from billingkit.services.tax_resolution import load_subscription_tax_rates
 
@@ -118,6 +125,9 @@ class Charge:
     period: Period
     next_period: Period | None = None
     cancel_at: datetime | None = None
+    #: Lines of ``grouped_invoicing`` children billed on this (their parent's) invoice, each with
+    #: the charge of its own subscription (:func:`billingkit.services.grouped_billing.group_charges`).
+    grouped: tuple[tuple[Charge, SubscriptionLineItem], ...] = ()
 
 
 @dataclass(slots=True)
@@ -146,6 +156,10 @@ class Snapshot:
     # the customers' PRE_PAID wallets and their lots (credits left), shrunk by each invoice the
     # batch issues (:meth:`InvoiceCredits.take`); empty when loaded without credits
     credits: InvoiceCredits = field(default_factory=InvoiceCredits)
+    # the parents' children (:mod:`billingkit.services.subscription_families`), and parent id ->
+    # the external ids of its inherited children's customers, whose usage it bills
+    families: Families = field(default_factory=Families)
+    usage_customers: dict[str, frozenset[str]] = field(default_factory=dict)
     _specs: dict[str, PriceSpec] = field(default_factory=dict)
     _meter_specs: dict[str, MeterSpec] = field(default_factory=dict)
 
@@ -195,13 +209,20 @@ def load_snapshot(
 ) -> Snapshot:
     """What ``subscriptions`` (of the unit of work's scope) are priced with when their invoices are
     computed at ``at`` (the tax associations in force then); with ``credits``, also their customers'
-    prepaid credits (:func:`~billingkit.services.invoice_credits.load_invoice_credits`)."""
+    prepaid credits (:func:`~billingkit.services.invoice_credits.load_invoice_credits`). The
+    parents' grouped children are priced with them, so they are loaded too."""
+    families = load_families(uow, subscriptions)
+    if families:
+        subscriptions = [*subscriptions, *families.members()]
     lines = [line for sub in subscriptions for line in sub.line_items]
     snapshot = Snapshot(
         prices=_by_ids(uow.prices, (line.price_id for line in lines)),
         meters=_by_ids(uow.meters, (line.meter_id for line in lines if line.meter_id)),
-        customers=_by_ids(uow.customers, (sub.customer_id for sub in subscriptions)),
+        customers=_by_ids(uow.customers, billed_customer_ids(subscriptions, families)),
+        families=families,
     )
+    if families:
+        snapshot.usage_customers = families.usage_customers(subscriptions, snapshot.customers)
     metered = [sub for sub in subscriptions if any(li.meter_id for li in sub.line_items)]
     # One read for the plans' entitlements and the subscriptions' overrides of them (ids differ
     # by prefix, the owner type tells them apart).
@@ -222,7 +243,7 @@ def load_snapshot(
     snapshot.coupon_associations, snapshot.coupons = load_coupon_associations(uow, subscriptions)
     snapshot.tax_rates = load_subscription_tax_rates(uow, subscriptions, at=at)
     if credits:
-        snapshot.credits = load_invoice_credits(uow, (sub.customer_id for sub in subscriptions))
+        snapshot.credits = load_invoice_credits(uow, (sub.billed_customer_id for sub in subscriptions))
     return snapshot
 
 
@@ -248,19 +269,17 @@ def measure_usage(uow: UnitOfWork, charges: Sequence[Charge], snapshot: Snapshot
     for index, charge in enumerate(charges):
         if not has_arrear(charge):
             continue
-        sub = charge.subscription
-        customer = snapshot.customers.get(sub.customer_id)
-        if customer is None:
-            raise ValidationError(f"customer {sub.customer_id} is missing", field="customer_id")
-        for line in sub.line_items:
+        who = usage_customers(charge.subscription, snapshot.customers, snapshot.usage_customers)
+        metered = [(line, who) for line in charge.subscription.line_items]
+        for own, line in charge.grouped:
+            metered.append((line, usage_customers(own.subscription, snapshot.customers, {})))
+        for line, customers in metered:
             if line.price_type is not PriceType.USAGE or line.meter_id is None:
                 continue
             window = arrear_window(line, arrear_period(charge))
             if window is None:
                 continue
-            query = UsageQuery(
-                snapshot.meter_spec(line.meter_id), window[0], window[1], frozenset((customer.external_id,))
-            )
+            query = UsageQuery(snapshot.meter_spec(line.meter_id), window[0], window[1], customers)
             owners.append((index, line.id, positions.setdefault(query, len(positions))))
     results = uow.usage.aggregate(list(positions)) if positions else []
     usage: list[Usage] = [{} for _ in charges]
@@ -364,6 +383,8 @@ def _request(
 ) -> InvoiceRequest:
     sub = charge.subscription
     lines = tuple(_line_input(line, charge, snapshot, usage.get(line.id)) for line in sub.line_items)
+    if charge.grouped:
+        lines += tuple(_line_input(line, own, snapshot, usage.get(line.id)) for own, line in charge.grouped)
     commitment = None
     prior, closes = ZERO, True
     if sub.commitment_amount is not None:
@@ -397,7 +418,7 @@ def _request(
         tax_rates=tuple(applied.rate.to_core() for applied in taxes),
         as_of=as_of,
         plan_display_name=plan_name,
-        credit_sources=snapshot.credits.sources(sub.customer_id, sub.currency),
+        credit_sources=snapshot.credits.sources(sub.billed_customer_id, sub.currency),
         credits_as_of=credits_instant(charge.reference_point, charge.period.end, as_of),
     )
 
@@ -410,9 +431,14 @@ def build_invoice(
     charge, draft = computed.charge, computed.draft
     sub = charge.subscription
     by_id = {line.id: line for line in sub.line_items}
+    owners: dict[str, Subscription] = {}
+    if charge.grouped:  # a parent's invoice: its grouped children's lines name their own
+        owners = {line.id: own.subscription for own, line in charge.grouped}
+        by_id.update((line.id, line) for _, line in charge.grouped)
     lines = []
     for drafted in draft.lines:
         item = by_id.get(drafted.line_item_id)
+        owner = owners.get(drafted.line_item_id, sub) if owners else sub
         meter = snapshot.meters.get(drafted.meter_id) if drafted.meter_id else None
         used = computed.usage.get(drafted.line_item_id)
         price = snapshot.prices.get(drafted.price_id) if drafted.price_id else None
@@ -420,8 +446,9 @@ def build_invoice(
             InvoiceLineItem(
                 id=ctx.ids.new("inv_line"),
                 subscription_line_item_id=item.id if item is not None else None,
+                subscription_id=owner.id if owner is not sub else None,
                 entity_type=item.entity_type if item is not None else "plan",
-                entity_id=item.entity_id if item is not None else sub.plan_id,
+                entity_id=item.entity_id if item is not None else owner.plan_id,
                 plan_display_name=item.plan_display_name if item is not None else None,
                 display_name=drafted.display_name,
                 meter_id=drafted.meter_id,
@@ -456,8 +483,9 @@ def build_invoice(
         **ctx.stamp(),
         invoice_status=InvoiceStatus.SKIPPED if skipped else InvoiceStatus.DRAFT,
         payment_status=PaymentStatus.SUCCEEDED if draft.amount_due == ZERO else PaymentStatus.PENDING,
-        customer_id=sub.customer_id,
+        customer_id=sub.billed_customer_id,
         subscription_id=sub.id,
+        subscription_customer_id=sub.customer_id,
         currency=sub.currency,
         billing_reason=charge.reason,
         billing_period=sub.billing_period,
@@ -497,86 +525,3 @@ def _commitment_duration(sub: Subscription, item: SubscriptionLineItem | None) -
     if item is not None and item.commitment_type is not None:
         return item.commitment_duration or sub.billing_period
     return sub.commitment_duration or sub.billing_period
-
-
-def number_invoices(uow: UnitOfWork, ctx: Context, invoices: Sequence[Invoice]) -> list[Invoice]:
-    """Finalize ``invoices`` in order: each one not SKIPPED gets the next number (one block is
-    taken from the environment's monthly counter for all of them), ``finalized_at`` and
-    ``issue_date``, and nothing is left due for the worker. The counter moves in this same
-    transaction, so a rollback gives the numbers back. Nothing is stored."""
-    wanted = sum(1 for invoice in invoices if invoice.invoice_status is not InvoiceStatus.SKIPPED)
-    if not wanted:
-        return list(invoices)
-    key = invoice_number_key(ctx.now)
-    sequence = uow.counters.next(f"invoice_number:{key}", count=wanted)
-    finalized: list[Invoice] = []
-    for invoice in invoices:
-        if invoice.invoice_status is not InvoiceStatus.SKIPPED:
-            invoice = invoice.model_copy(
-                update={
-                    "invoice_number": invoice_number(key, sequence),
-                    "invoice_status": InvoiceStatus.FINALIZED,
-                    "finalized_at": ctx.now,
-                    "issue_date": ctx.now,
-                    "finalize_at": None,
-                }
-            )
-            sequence += 1
-        finalized.append(invoice)
-    return finalized
-
-
-def finalize_or_hold(
-    uow: UnitOfWork, ctx: Context, drafts: Sequence[Invoice], delay: timedelta
-) -> list[Invoice]:
-    """The billing run's invoices, in order: renewal drafts (``SUBSCRIPTION_CYCLE``) stay DRAFT
-    until ``last_computed_at + delay`` when ``delay`` is above zero (the worker finalizes them
-    then: ``finalize_at``); the others are numbered now (:func:`number_invoices`)."""
-    if delay <= timedelta(0):
-        return number_invoices(uow, ctx, drafts)
-
-    def held(invoice: Invoice) -> bool:
-        return (
-            invoice.billing_reason is BillingReason.SUBSCRIPTION_CYCLE
-            and invoice.invoice_status is InvoiceStatus.DRAFT
-        )
-
-    numbered = iter(number_invoices(uow, ctx, [invoice for invoice in drafts if not held(invoice)]))
-    return [
-        invoice.model_copy(update={"finalize_at": (invoice.last_computed_at or ctx.now) + delay})
-        if held(invoice)
-        else next(numbered)
-        for invoice in drafts
-    ]
-
-
-def invoice_event(ctx: Context, invoice: Invoice) -> NotificationEvent:
-    """``invoice.update.finalized`` for a finalized invoice, ``invoice.update`` for a skipped one
-    or a draft (not stored yet)."""
-    finalized = invoice.invoice_status is InvoiceStatus.FINALIZED
-    return notifications.notification(
-        ctx, "invoice.update.finalized" if finalized else "invoice.update", invoice
-    )
-
-
-def issue_invoice(
-    uow: UnitOfWork,
-    ctx: Context,
-    invoice: Invoice,
-    *,
-    computed: ComputedInvoice | None = None,
-    snapshot: Snapshot | None = None,
-) -> Invoice:
-    """Finalize (:func:`number_invoices`), store, and record its notification
-    (:func:`invoice_event`). With the ``computed`` draft ``invoice`` was built from and its
-    ``snapshot``, the prepaid credits the draft applied are debited in the same unit of work
-    (:func:`~billingkit.services.invoice_credits.record_debits`). ``AlreadyExists`` if the
-    subscription already has an invoice for this period and billing reason (nothing is written
-    then: the caller's unit of work rolls back)."""
-    (issued,) = number_invoices(uow, ctx, [invoice])
-    uow.invoices.add(issued)
-    if computed is not None and snapshot is not None and computed.draft.credit_debits:
-        taken = snapshot.credits.take(computed.draft.credit_debits, issued.id)
-        record_debits(uow, ctx, snapshot.credits, [taken])
-    notifications.record_many(uow, ctx, [invoice_event(ctx, issued)])
-    return issued

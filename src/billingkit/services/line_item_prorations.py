@@ -37,6 +37,7 @@ from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import count_applications, record_applications
+from billingkit.services.grouped_billing import check_settled_alone
 from billingkit.services.invoicing import (
     Charge,
     build_invoice,
@@ -60,9 +61,11 @@ def charge_now(
     """Invoice ``lines`` of started ``sub`` now for the rest of its current period from
     ``effective`` (see the module doc); ``sub`` with its billing sequence moved when an invoice
     was issued, and the invoice (None when nothing is owed). ``InvalidOperation`` when ``sub``
-    already has an update invoice from the same instant."""
+    already has an update invoice from the same instant, or when ``sub`` is a grouped child
+    (its parent's invoices bill its lines)."""
     if not lines or not started_by(sub):
         return sub, None
+    check_settled_alone(sub)
     period = Period(sub.current_period_start, sub.current_period_end)
     start = max(effective, period.start)
     existing = uow.invoices.list(
@@ -128,7 +131,8 @@ def credit_unused(
     """Credit the customer's PRE_PAID wallet with the unused rest of recurring ADVANCE fee
     ``line`` ended at ``effective`` in ``sub``'s current period (see the module doc); the amount
     credited, or None when nothing is owed (not such a line, not billed, no time left, or
-    credited before)."""
+    credited before). ``InvalidOperation`` for a grouped child (its parent's invoices bill it)."""
+    check_settled_alone(sub)
     period = Period(sub.current_period_start, sub.current_period_end)
     if (
         not is_recurring_advance_fee(line)

@@ -29,7 +29,12 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.plan_price_sync import PhaseWindow, lineage, sync_line_items
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
-from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
+from billingkit.domain.subscriptions import (
+    Subscription,
+    SubscriptionLineItem,
+    SubscriptionStatus,
+    SubscriptionType,
+)
 from billingkit.errors import NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
@@ -246,6 +251,8 @@ def _candidates(
             Filter("plan_id", Op.EQ, plan_id),
             Filter("synced_price_sequence", Op.LT, target),
             Filter("subscription_status", Op.NE, SubscriptionStatus.CANCELLED.value),
+            # Inherited children are skeletons of their parent's plan: they never carry lines.
+            Filter("subscription_type", Op.NE, SubscriptionType.INHERITED.value),
         ]
         last = found[-1].id if found else after_id
         if last is not None:

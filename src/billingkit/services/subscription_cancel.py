@@ -62,6 +62,7 @@ from billingkit.services import notifications, wallet_ledger
 from billingkit.services.billing_runs import bill_due_subscriptions
 from billingkit.services.context import Context, DueRun
 from billingkit.services.coupon_associations import count_applications, record_applications
+from billingkit.services.grouped_billing import check_cancellable, end_children, group_charges
 from billingkit.services.invoicing import (
     Charge,
     build_invoice,
@@ -288,6 +289,7 @@ def _used_part_invoice(
         return None, sub.billing_sequence
     charge = Charge(sub, BillingReason.SUBSCRIPTION_CYCLE, "cancel", period, cancel_at=min(at, period.end))
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
+    (charge,) = group_charges(snapshot, sub, [charge])  # a parent's: its grouped children's too
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=ctx.now)
     if not computed.draft.lines:
         return None, sub.billing_sequence
@@ -336,6 +338,8 @@ def cancel_subscription(
 
     plan = planned(sub)
     prorate = data.proration_behavior is ProrationBehavior.CREATE_PRORATIONS
+    invoiced = data.invoice_policy is CancelInvoicePolicy.GENERATE_INVOICE
+    check_cancellable(sub, immediate=plan.immediate, invoiced=invoiced, prorated=prorate)
     if plan.immediate and prorate:
         check_single_period(sub)
     if not plan.immediate:
@@ -355,6 +359,7 @@ def cancel_subscription(
     cancelled = sub.model_copy(update={**plan.changes, **ctx.touch(), "billing_sequence": sequence})
     saved = uow.subscriptions.update(cancelled, expected_version=sub.version)
     terminate(uow, ctx, [saved], reason=data.reason)
+    end_children(uow, ctx, saved)  # a parent's children end with it
     customer = uow.customers.find(saved.customer_id)
     notifications.notify(uow, ctx, "subscription.updated", saved, customer)
     notifications.notify(uow, ctx, "subscription.cancelled", saved, customer)

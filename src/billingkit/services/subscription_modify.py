@@ -1,15 +1,24 @@
 """Changing a live subscription in place (the reference's ``/subscriptions/{id}/modify/execute``).
 
-This version carries out ``type: coupon``: ``add`` attaches a coupon (by ``coupon_code``) to the
-subscription or one of its line items with the same checks and atomic redemption limit as
-subscription create; ``remove`` archives an association, so later invoices lose its discount
-(invoices already issued keep theirs). Every other ``type`` is refused with a 400 on ``type``.
-A change bumps the subscription's ``version`` and records ``subscription.updated``.
+This version carries out:
+
+* ``type: coupon``: ``add`` attaches a coupon (by ``coupon_code``) to the subscription or one of
+  its line items with the same checks and atomic redemption limit as subscription create;
+  ``remove`` archives an association, so later invoices lose its discount (invoices already
+  issued keep theirs). A change bumps the subscription's ``version`` and records
+  ``subscription.updated``.
+* ``type: inheritance`` (``inheritance_params``) and ``type: grouped_invoicing``
+  (``grouped_invoicing_params``): children added to or taken from a parent
+  (:mod:`billingkit.services.inheritance_modify`); the answer lists the other subscriptions and
+  the invoices the change touched in ``changed_resources``.
+
+Every other ``type`` is refused with a 400 on ``type``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Self
 
@@ -24,6 +33,13 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import CouponRequest, attach_coupons
+from billingkit.services.inheritance_modify import (
+    Changes,
+    SubModifyGroupedInvoicingParams,
+    SubModifyInheritanceRequest,
+    modify_grouped_invoicing,
+    modify_inheritance,
+)
 from billingkit.services.records import archive, get_live
 
 __all__ = [
@@ -86,50 +102,66 @@ class SubModifyCouponParams(InputModel):
         return self
 
 
+# The types this version carries out, and the params each one takes.
+_PARAMS = {
+    SubscriptionModifyType.COUPON: "coupon_params",
+    SubscriptionModifyType.INHERITANCE: "inheritance_params",
+    SubscriptionModifyType.GROUPED_INVOICING: "grouped_invoicing_params",
+}
+
+
 class ExecuteSubscriptionModifyRequest(InputModel):
-    """The reference's ``ExecuteSubscriptionModifyRequest``; only ``type: coupon`` with
-    ``coupon_params`` is carried out by this version."""
+    """The reference's ``ExecuteSubscriptionModifyRequest``; this version carries out the types
+    ``coupon`` (``coupon_params``), ``inheritance`` (``inheritance_params``) and
+    ``grouped_invoicing`` (``grouped_invoicing_params``)."""
 
     type: SubscriptionModifyType
     coupon_params: SubModifyCouponParams | None = None
     addon_params: dict[str, Any] | None = None
     checkout: dict[str, Any] | None = None
-    grouped_invoicing_params: dict[str, Any] | None = None
-    inheritance_params: dict[str, Any] | None = None
+    grouped_invoicing_params: SubModifyGroupedInvoicingParams | None = None
+    inheritance_params: SubModifyInheritanceRequest | None = None
     quantity_change_params: dict[str, Any] | None = None
     tax_params: dict[str, Any] | None = None
     trial_end_params: dict[str, Any] | None = None
 
     @model_validator(mode="after")
-    def _coupon_only(self) -> Self:
-        if self.type is not SubscriptionModifyType.COUPON:
+    def _params_of_type(self) -> Self:
+        wanted = _PARAMS.get(self.type)
+        if wanted is None:
             raise ValidationError(
                 f"modify type {self.type.value} is not supported by this version of billingkit", field="type"
             )
-        if self.coupon_params is None:
-            raise ValidationError("coupon_params is required for type coupon", field="coupon_params")
+        if getattr(self, wanted) is None:
+            raise ValidationError(f"{wanted} is required for type {self.type.value}", field=wanted)
         for name in (
             "addon_params",
             "checkout",
+            "coupon_params",
             "grouped_invoicing_params",
             "inheritance_params",
             "quantity_change_params",
             "tax_params",
             "trial_end_params",
         ):
-            if getattr(self, name) is not None:
-                raise ValidationError(f"{name} does not go with type coupon", field=name)
+            if name != wanted and getattr(self, name) is not None:
+                raise ValidationError(f"{name} does not go with type {self.type.value}", field=name)
         return self
 
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionModifyResult:
-    """The reference's ``SubscriptionModifyResponse``: the subscription after the change."""
+    """The reference's ``SubscriptionModifyResponse``: the subscription after the change and, for
+    hierarchy changes, the other resources it changed (``changed_resources``)."""
 
     subscription: Subscription
+    changed: Changes | None = field(default=None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"subscription": self.subscription.to_dict()}
+        data: dict[str, Any] = {"subscription": self.subscription.to_dict()}
+        if self.changed is not None:
+            data["changed_resources"] = self.changed.to_dict()
+        return data
 
 
 def _add(uow: UnitOfWork, ctx: Context, sub: Subscription, params: SubModifyCouponParams) -> None:
@@ -165,16 +197,29 @@ def _remove(uow: UnitOfWork, ctx: Context, sub: Subscription, association_id: st
 
 
 def modify_subscription(
-    uow: UnitOfWork, ctx: Context, *, subscription_id: str, data: ExecuteSubscriptionModifyRequest
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    subscription_id: str,
+    data: ExecuteSubscriptionModifyRequest,
+    renewal_notice: timedelta | None = None,
 ) -> SubscriptionModifyResult:
     """Carry out ``data`` on the subscription (see the module doc). Raises ``NotFound``,
-    ``InvalidOperation`` for a cancelled subscription, ``ValidationError`` naming the field (then
-    nothing is written, the redemption taken included), ``VersionConflict`` when the subscription
-    changed meanwhile."""
+    ``InvalidOperation`` for a cancelled subscription (or a change its state refuses),
+    ``ValidationError`` naming the field (then nothing is written, the redemption taken
+    included), ``VersionConflict`` when a subscription changed meanwhile. ``renewal_notice``:
+    the billing run's, for a subscription that leaves a group and has due work again."""
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     if sub.subscription_status is SubscriptionStatus.CANCELLED:
         raise InvalidOperation(f"subscription {sub.id} is cancelled")
+    if data.inheritance_params is not None:
+        return SubscriptionModifyResult(*modify_inheritance(uow, ctx, sub, data.inheritance_params))
+    if data.grouped_invoicing_params is not None:
+        changed = modify_grouped_invoicing(
+            uow, ctx, sub, data.grouped_invoicing_params, renewal_notice=renewal_notice
+        )
+        return SubscriptionModifyResult(*changed)
     params = data.coupon_params
     assert params is not None  # the request model requires it for type coupon
     if params.action is SubModifyCouponAction.ADD:

@@ -17,6 +17,7 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import BillingReason
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.resources import Status
+from billingkit.domain.subscription_inheritance import is_child
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
@@ -183,9 +184,10 @@ def open_subscription(
     uow: UnitOfWork, ctx: Context, sub: Subscription, reason: BillingReason, snapshot: Snapshot | None = None
 ) -> Subscription:
     """Issue the opening invoice of an active subscription (the current period's ADVANCE charges)
-    and return the subscription with its billing sequence advanced; trialing ones bill nothing.
+    and return the subscription with its billing sequence advanced; trialing ones bill nothing,
+    nor do ``grouped_invoicing`` children (their parent's invoices bill them).
     ``snapshot``: the catalogue ``sub`` is priced with, when the caller has loaded it already."""
-    if sub.subscription_status is not SubscriptionStatus.ACTIVE:
+    if sub.subscription_status is not SubscriptionStatus.ACTIVE or is_child(sub):
         return sub
     charge = Charge(sub, reason, "period_start", Period(sub.current_period_start, sub.current_period_end))
     snapshot = snapshot or load_snapshot(uow, [sub], at=ctx.now)

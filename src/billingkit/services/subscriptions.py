@@ -127,6 +127,7 @@ from billingkit.services.subscription_commitments import (
     commit_line_items,
     commitment_periods,
 )
+from billingkit.services.subscription_inheritance import SubscriptionInheritanceConfig, apply_inheritance
 from billingkit.services.subscription_line_items import line_items_at_create
 from billingkit.services.subscription_lines import record_line_items
 from billingkit.services.subscription_pauses import v2_pauses
@@ -170,7 +171,7 @@ MAX_TRIAL_DAYS = 3650
 
 # Requests the reference accepts that this version does not carry out yet: refused when given,
 # so a subscription is never stored without something its creator asked for.
-_NOT_YET = ("inheritance",)
+_NOT_YET: tuple[str, ...] = ()
 
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
@@ -270,7 +271,7 @@ class SubscriptionCreate(InputModel):
     tax_rate_overrides: Annotated[list[TaxRateOverride], Field(max_length=MAX_TAX_RATE_OVERRIDES)] | None = (
         None
     )
-    inheritance: Any = None
+    inheritance: SubscriptionInheritanceConfig | None = None
     checkout: CheckoutRequest = None
     auto_invoice_threshold: AutoInvoiceThreshold | None = None
 
@@ -337,15 +338,7 @@ class SubscriptionActivate(InputModel):
 class SubscriptionSearch(SearchRequest):
     kind: ClassVar[str] = "subscriptions"
     # Reference filters we lack are refused when given; there are no coupon associations to load.
-    not_supported = frozenset(
-        {
-            "active_at",
-            "effective_date_for_update",
-            "invoicing_customer_ids",
-            "parent_subscription_ids",
-            "trial_end_due_lte",
-        }
-    )
+    not_supported = frozenset({"active_at", "effective_date_for_update", "trial_end_due_lte"})
     ignored = frozenset({"with_coupon_associations"})
 
     subscription_ids: Annotated[list[str] | None, Searches("id", Op.IN)] = None
@@ -359,6 +352,8 @@ class SubscriptionSearch(SearchRequest):
     billing_period: Annotated[list[BillingPeriod] | None, Searches("billing_period", Op.IN)] = None
     billing_cadence: Annotated[list[BillingCadence] | None, Searches("billing_cadence", Op.IN)] = None
     subscription_type: Annotated[list[SubscriptionType] | None, Searches("subscription_type", Op.IN)] = None
+    parent_subscription_ids: Annotated[list[str] | None, Searches("parent_subscription_id", Op.IN)] = None
+    invoicing_customer_ids: Annotated[list[str] | None, Searches("invoicing_customer_id", Op.IN)] = None
     with_line_items: bool = True
 
 
@@ -438,6 +433,7 @@ def create_subscription(
         override_line_items=data.override_line_items,
         entitlement_overrides=data.override_entitlements,
     )
+    sub = apply_inheritance(uow, ctx, sub, data, create=create_subscription)
     requests = coupon_requests(data.subscription_coupons, data.coupons, data.line_item_coupons)
     if requests:
         attach_coupons(uow, ctx, sub, requests, default_start=start, new_subscription=True)

@@ -1,7 +1,8 @@
 """Which tax rates tax an invoice (``docs/billing-rules.md``, "Taxes").
 
 * A subscription invoice is taxed by the subscription's own ``auto_apply`` associations; when none
-  applies, by its customer's; when none applies, by the tenant's (the whole environment). An
+  applies, by its invoice's customer's (the invoicing customer under delegated invoicing); when
+  none applies, by the tenant's (the whole environment). An
   association applies while live, ``auto_apply``, in force at the computation instant
   (``start_date <= t < end_date``), in the invoice's currency (or none), with a live ``ACTIVE``
   rate; a level's rates go by ``priority``, then creation, each rate once
@@ -158,7 +159,7 @@ def load_subscription_tax_rates(
     associations = _associations_of(
         uow,
         [sub.id for sub in subscriptions]
-        + [sub.customer_id for sub in subscriptions]
+        + [sub.billed_customer_id for sub in subscriptions]
         + [sub.tenant_id for sub in subscriptions],
     )
     if not associations:
@@ -172,13 +173,13 @@ def load_subscription_tax_rates(
         chosen = applicable_tax_rates(
             [
                 *by_entity.get(sub.id, ()),
-                *by_entity.get(sub.customer_id, ()),
+                *by_entity.get(sub.billed_customer_id, ()),
                 *by_entity.get(sub.tenant_id, ()),
             ],
             rates,
             levels=(
                 (TaxRateEntityType.SUBSCRIPTION, sub.id),
-                (TaxRateEntityType.CUSTOMER, sub.customer_id),
+                (TaxRateEntityType.CUSTOMER, sub.billed_customer_id),
                 (TaxRateEntityType.TENANT, sub.tenant_id),
             ),
             at=at,

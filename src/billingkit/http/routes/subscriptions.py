@@ -14,10 +14,10 @@ from billingkit.http.params import Expand
 from billingkit.http.rendering import WireRoute
 from billingkit.http.schemas.billing import (
     ListSubscriptionsResponse,
-    SubscriptionModifyResponse,
     SubscriptionResponse,
     SubscriptionResponseV2,
 )
+from billingkit.http.schemas.subscription_modify import SubscriptionModifyResponse
 from billingkit.services.subscription_entitlements import expands_entitlements
 from billingkit.services.subscription_modify import ExecuteSubscriptionModifyRequest
 from billingkit.services.subscriptions import SubscriptionActivate, SubscriptionCreate, SubscriptionSearch
@@ -80,7 +80,9 @@ def modify_subscription(
     caller: EnvCaller, subscription_id: str, body: ExecuteSubscriptionModifyRequest
 ) -> SubscriptionModifyResponse:
     """``type: coupon`` with ``coupon_params`` (``add`` by ``coupon_code``, ``remove`` by
-    ``coupon_association_id``); other types are a 400 on ``type`` in this version."""
+    ``coupon_association_id``); ``type: inheritance`` with ``inheritance_params`` and ``type:
+    grouped_invoicing`` with ``grouped_invoicing_params`` (children added or removed, listed in
+    ``changed_resources``); other types are a 400 on ``type`` in this version."""
     return SubscriptionModifyResponse.model_validate(
         caller.subscriptions.modify(subscription_id, body).to_dict()
     )

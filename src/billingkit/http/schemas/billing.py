@@ -49,7 +49,6 @@ __all__ = [
     "ListInvoicesResponse",
     "ListSubscriptionsResponse",
     "SubscriptionLineItemResponse",
-    "SubscriptionModifyResponse",
     "SubscriptionResponse",
     "SubscriptionResponseV2",
     "TaxAppliedResponse",
@@ -191,12 +190,6 @@ class ListSubscriptionsResponse(WireModel):
     pagination: PaginationResponse
 
 
-class SubscriptionModifyResponse(WireModel):
-    """``POST /subscriptions/{id}/modify/execute``: the subscription after the change."""
-
-    subscription: SubscriptionResponse
-
-
 class CouponApplicationResponse(EnvironmentRecordResponse):
     """One coupon that discounted an invoice: ``original_price`` - ``discounted_amount`` =
     ``final_price`` (decimal strings in ``currency``); ``invoice_line_item_id`` names the line of a
@@ -305,6 +298,7 @@ class InvoiceResponse(EnvironmentRecordResponse):
     payment_status: PaymentStatus
     customer_id: str
     subscription_id: str | None
+    subscription_customer_id: str | None
     currency: str
     description: str | None
     billing_reason: BillingReason

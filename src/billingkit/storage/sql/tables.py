@@ -416,7 +416,8 @@ subscriptions = Table(
     instant_column("next_run_at"),
     # The server default lets migration 0006 add the column to rows already stored.
     Column("billing_anchor_requested", Boolean(), nullable=False, server_default=false()),
-    *scoped_indexes("subscriptions", "customer_id", "plan_id"),
+    # parent_subscription_id: a billing run reads its parents' children with one IN list.
+    *scoped_indexes("subscriptions", "customer_id", "plan_id", "parent_subscription_id"),
     # Serves the billing run's claim of due subscriptions across all scopes.
     Index("ix_subscriptions_next_run_at", "next_run_at"),
 )
@@ -431,6 +432,7 @@ invoices = Table(
     Column("payment_status", String(32), nullable=False),
     Column("customer_id", String(64), nullable=False),
     Column("subscription_id", String(64)),
+    Column("subscription_customer_id", String(64)),
     Column("currency", String(3), nullable=False),
     Column("description", Text()),
     Column("billing_reason", String(32), nullable=False),
@@ -467,7 +469,7 @@ invoices = Table(
     instant_column("finalize_at"),
     Column("request_fingerprint", String(64)),
     json_column("adjustment_sources"),
-    *scoped_indexes("invoices", "customer_id", unique_live=("invoice_number",)),
+    *scoped_indexes("invoices", "customer_id", "subscription_customer_id", unique_live=("invoice_number",)),
     # A direct invoice's idempotency key names one invoice, whatever its status (NULLs never collide).
     Index("uq_invoices_idempotency_key", "tenant_id", "environment_id", "idempotency_key", unique=True),
     # Serves the worker's claim of drafts due for finalization across all scopes.
