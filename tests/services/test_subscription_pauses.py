@@ -17,7 +17,7 @@ import pytest
 from billingkit import Billing, InvalidOperation, NotFound, Scoped, TestClock, ValidationError
 from billingkit.domain.queries import ListQuery
 from billingkit.domain.subscription_pauses import PauseMode, ResumeMode, SubscriptionPause
-from billingkit.domain.subscriptions import PauseStatus, Subscription, SubscriptionStatus
+from billingkit.domain.subscriptions import PauseStatus, Subscription, SubscriptionStatus, SubscriptionType
 
 KINDS = ("subscriptions", "subscription_pauses", "invoices", "notifications", "payments")
 
@@ -662,3 +662,15 @@ def test_a_scheduled_pause_ends_with_its_subscription_at_a_scheduled_cancellatio
     )
     (pause,) = w.s.subscriptions.pauses(sub.id)
     assert (pause.pause_status, pause.run_at) == (PauseStatus.CANCELLED, None)
+
+
+def test_a_child_of_a_hierarchy_is_not_paused(w: World) -> None:
+    for kind in (SubscriptionType.GROUPED_INVOICING, SubscriptionType.INHERITED):
+        sub = w.subscribe()
+        with w.billing.storage.unit_of_work(w.s.tenant_id, w.s.environment_id) as uow:
+            stored = uow.subscriptions.get(sub.id)
+            child = {"subscription_type": kind, "parent_subscription_id": "subs_parent"}
+            uow.subscriptions.update(stored.model_copy(update=child))
+            uow.commit()
+        error = _refused(w, sub, InvalidOperation)
+        assert f"is a {kind.value} child" in error.message and "pause the parent" in error.message

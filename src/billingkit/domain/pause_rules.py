@@ -33,7 +33,7 @@ from billingkit.domain.periods import BillingCycle, Period
 from billingkit.domain.resources import iso
 from billingkit.domain.subscription_lifecycle import next_run_at
 from billingkit.domain.subscription_pauses import PauseMode, SubscriptionPause
-from billingkit.domain.subscriptions import PauseStatus, Subscription, SubscriptionStatus
+from billingkit.domain.subscriptions import PauseStatus, Subscription, SubscriptionStatus, SubscriptionType
 from billingkit.errors import InvalidOperation, ValidationError
 
 __all__ = [
@@ -65,10 +65,16 @@ class PauseWindow:
 
 def check_pausable(sub: Subscription) -> None:
     """Only an ``active`` subscription with no pause running or scheduled and no cancellation
-    pending may be paused; ``InvalidOperation`` naming the reason otherwise."""
+    pending may be paused, and not a child of a hierarchy (``inherited``, ``grouped_invoicing``:
+    it follows its parent's periods); ``InvalidOperation`` naming the reason otherwise."""
     if sub.subscription_status is not SubscriptionStatus.ACTIVE:
         raise InvalidOperation(
             f"only active subscriptions can be paused; {sub.id} is {sub.subscription_status.value}"
+        )
+    if sub.subscription_type in (SubscriptionType.INHERITED, SubscriptionType.GROUPED_INVOICING):
+        raise InvalidOperation(
+            f"subscription {sub.id} is a {sub.subscription_type.value} child: it follows its parent "
+            f"{sub.parent_subscription_id}'s periods; pause the parent instead"
         )
     if sub.pause_status in (PauseStatus.ACTIVE, PauseStatus.SCHEDULED):
         raise InvalidOperation(
