@@ -22,7 +22,8 @@ task="${1:-run}"
 shift || true
 case "$task" in
     run)   exec "$venv/bin/python" examples/quickstart.py "$@" ;;
-    test)  exec "$venv/bin/python" -m pytest "$@" ;;
+    # Two processes (one per core here): the suite is mostly waiting on SQLite and PostgreSQL.
+    test)  exec "$venv/bin/python" -m pytest -n "${BILLINGKIT_TEST_WORKERS:-2}" "$@" ;;
     bench) exec "$venv/bin/python" -m bench "$@" ;;
     *) echo "usage: bash scripts/dev.sh run|test|bench" >&2; exit 2 ;;
 esac
