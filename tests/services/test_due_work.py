@@ -18,6 +18,7 @@ from billingkit.services import due_work
 from billingkit.services.billing_runs import BatchResult, bill_due_subscriptions
 from billingkit.services.context import DueRun
 from billingkit.services.credit_grant_applications import apply_due_applications
+from billingkit.services.subscription_pauses import run_due_pauses
 from billingkit.storage.kinds import KINDS
 from billingkit.testing.contracts.storage import sample
 from tests.stories import weekly_subscription
@@ -28,10 +29,12 @@ def test_every_kind_that_carries_due_work_has_its_handler() -> None:
     assert set(due_work.HANDLERS) == declared
     assert due_work.HANDLERS["subscriptions"] is bill_due_subscriptions
     assert due_work.HANDLERS["credit_grant_applications"] is apply_due_applications
+    assert due_work.HANDLERS["subscription_pauses"] is run_due_pauses
+    order = list(due_work.HANDLERS)
     # Billing before grants: a period's closing invoice never sees the next period's credits.
-    assert list(due_work.HANDLERS).index("subscriptions") < list(due_work.HANDLERS).index(
-        "credit_grant_applications"
-    )
+    assert order.index("subscriptions") < order.index("credit_grant_applications")
+    # Pauses first: one starting or ending before the billing run moves what it bills.
+    assert order[0] == "subscription_pauses"
 
 
 def _due_subscriptions(billing: Billing, count: int) -> list[Subscription]:

@@ -33,6 +33,7 @@ from billingkit.domain.proration import ProratedItem, prorate_credit
 from billingkit.domain.resources import iso
 from billingkit.domain.subscription_lifecycle import next_run_at
 from billingkit.domain.subscriptions import (
+    PauseStatus,
     Subscription,
     SubscriptionLineItem,
     SubscriptionStatus,
@@ -104,8 +105,14 @@ def end_line_items(lines: Iterable[SubscriptionLineItem], at: datetime) -> tuple
 
 def ended_fields(sub: Subscription, at: datetime) -> dict[str, Any]:
     """The fields of ``sub`` once it has ended at ``at`` (its end date reached or a scheduled
-    cancellation fired): ``end_date`` = ``at`` and its open line items ended there."""
-    return {"end_date": at, "line_items": end_line_items(sub.line_items, at)}
+    cancellation fired): ``end_date`` = ``at``, its open line items ended there, and no pause
+    running or scheduled (the pause rows are closed with it, ``subscription_termination``)."""
+    return {
+        "end_date": at,
+        "line_items": end_line_items(sub.line_items, at),
+        "pause_status": PauseStatus.NONE,
+        "active_pause_id": None,
+    }
 
 
 def _refuse(sub: Subscription, cancellation_type: CancellationType) -> None:

@@ -276,6 +276,8 @@ KINDS: dict[str, Kind] = {
             SubscriptionPause,
             Level.ENVIRONMENT,
             versioned=True,
+            # A scheduled pause starts, an active one ends (pause_end): the worker does it then.
+            due_at="run_at",
             searchable=searchable(subscription_id=(EQ, IN), pause_status=IN),
         ),
         Kind(

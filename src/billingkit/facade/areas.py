@@ -41,6 +41,7 @@ from billingkit.services import (
     subscription_entitlements,
     subscription_line_items,
     subscription_modify,
+    subscription_pauses,
     subscription_phases,
     subscription_schedules,
     subscriptions,
@@ -226,6 +227,18 @@ class Subscriptions(Area):
     delete_phase = IdOp(subscription_phases.delete_phase)
     phases = IdOp(subscription_phases.list_phases)
     get_phase = IdOp(subscription_phases.get_phase)
+
+    #: Pause: ``pause(id, pause_mode="immediate" | "scheduled" | "period_end", pause_start=...,
+    #: pause_end=... | pause_days=..., reason=..., metadata=..., dry_run=False)`` → ``PauseResult``
+    #: (subscription, pause, billing_impact); ``resume(id)`` resumes now or withdraws a scheduled
+    #: pause; ``pauses(id)``: every pause, newest first.
+    pause = IdRequestOp(
+        subscription_pauses.pause_subscription, subscription_pauses.PauseRequest, conflict_retries=1
+    )
+    resume = IdRequestOp(
+        subscription_pauses.resume_subscription, subscription_pauses.ResumeRequest, conflict_retries=1
+    )
+    pauses = IdOp(subscription_pauses.list_pauses)
 
     #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
     search_with_entitlements = RequestOp(

@@ -37,6 +37,7 @@ from billingkit.http.routes import (
     subscription_addons,
     subscription_entitlements,
     subscription_line_items,
+    subscription_pauses,
     subscription_phases,
     subscriptions,
     tax_associations,
@@ -91,6 +92,7 @@ def build_app(
         cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        subscription_pauses,
         subscription_entitlements,
         subscription_line_items,
         invoices,

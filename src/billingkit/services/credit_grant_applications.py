@@ -39,6 +39,7 @@ from billingkit.domain.credit_grant_schedule import (
     grant_expiry,
     next_grant_period,
 )
+from billingkit.domain.pause_rules import status_at
 from billingkit.domain.periods import Period
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Page, Sort
 from billingkit.domain.resources import Record, Status
@@ -54,6 +55,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
+from billingkit.services.pause_records import pause_windows
 from billingkit.services.search import Searches, SearchRequest
 
 __all__ = [
@@ -243,6 +245,7 @@ def _apply_scope(uow: UnitOfWork, ctx: Context, cgas: Sequence[CreditGrantApplic
     """Carry out a scope's due CGAs; returns how many were acted on."""
     grants = {g.id: g for g in uow.credit_grants.find_many({c.credit_grant_id for c in cgas})}
     subs = {s.id: s for s in uow.subscriptions.find_many({c.subscription_id for c in cgas})}
+    paused_over = pause_windows(uow, subs)  # a CGA due while its subscription was paused is skipped
     changes: list[tuple[CreditGrantApplication, CreditGrantApplication]] = []
     created: list[CreditGrantApplication] = []
     for cga in sorted(cgas, key=lambda c: (c.period_start, c.id)):
@@ -265,7 +268,10 @@ def _apply_scope(uow: UnitOfWork, ctx: Context, cgas: Sequence[CreditGrantApplic
             )
             changes.append((cga, cancelled))
             continue
-        done, following = _process(uow, ctx, cga, grant, sub)
+        status = status_at(sub, paused_over.get(sub.id, ()), cga.scheduled_for)
+        done, following = _process(
+            uow, ctx, cga, grant, sub.model_copy(update={"subscription_status": status})
+        )
         changes.append((cga, done))
         if following is not None:
             created.append(following)

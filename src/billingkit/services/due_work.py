@@ -10,13 +10,14 @@ recorded go to in-process subscribers. A batch that raises a :class:`BillingErro
 and retried one item at a time in the item's own scope, so one bad item only fails itself: it is
 reported in ``RunReport.failures``, skipped for the rest of the run and stays due for the next one.
 
-Billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) are the first
-handler; credit grant applications
-(:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the second, so a
+Pauses that start or end (:func:`billingkit.services.subscription_pauses.run_due_pauses`) are
+the first handler; billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`)
+the second; credit grant applications
+(:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the third, so a
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
-the third: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
-past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fourth. A run
+the fourth: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fifth. A run
 ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
 (:func:`billingkit.services.auto_cancellation.cancel_unpaid_subscriptions`; off unless
 ``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. New
@@ -42,6 +43,7 @@ from billingkit.services.context import DueRun
 from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
+from billingkit.services.subscription_pauses import run_due_pauses
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
 
@@ -56,6 +58,10 @@ DueWorkHandler = Callable[[UnitOfWork, Sequence[Record], DueRun], BatchResult]
 #: that these are exactly the kinds whose ``storage.kinds`` entry declares ``due_at``.
 HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
     {
+        # First: a pause takes effect (after billing its subscription up to the pause start
+        # itself) before the billing run could bill past its start; a subscription resumed here is
+        # billed below in the same run when its stretched period has ended.
+        "subscription_pauses": run_due_pauses,
         "subscriptions": bill_due_subscriptions,
         # After billing: a period's closing invoice is computed before the next period's credits land.
         "credit_grant_applications": apply_due_applications,

@@ -1,7 +1,8 @@
 """What follows when an invoice's money settles, whoever settled it (a payment, a hand-recorded
 payment status, a void): an invoice that sold wallet credits (``metadata.wallet_transaction_id``,
 a ``PURCHASED_CREDIT_INVOICED`` top-up, and the bonus earned with it) lands them when it is paid
-in full and drops them when it is voided. Each step is idempotent, so calling it again for the
+in full and drops them when it is voided; an ``incomplete`` subscription whose opening invoice is
+paid in full becomes ``active``. Each step is idempotent, so calling it again for the
 same invoice changes nothing."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services import wallet_ledger
 from billingkit.services.context import Context
+from billingkit.services.subscription_activation import activate_when_paid
 
 __all__ = ["PURCHASE_KEY", "check_not_sold_credits", "invoice_paid", "invoice_voided"]
 
@@ -33,11 +35,13 @@ def _sold(uow: UnitOfWork, purchase: str) -> list[str]:
 
 def invoice_paid(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:
     """``invoice`` (as saved) may now be paid in full: land the credits it sold (and the bonus
-    earned with them), once."""
+    earned with them), once; an ``incomplete`` subscription waiting for it becomes ``active``
+    (:mod:`billingkit.services.subscription_activation`)."""
     purchase = invoice.metadata.get(PURCHASE_KEY)
     if purchase and invoice.payment_status in _PAID and invoice.invoice_status is InvoiceStatus.FINALIZED:
         for row_id in _sold(uow, purchase):
             wallet_ledger.settle(uow, ctx, row_id, TransactionStatus.COMPLETED)
+    activate_when_paid(uow, ctx, invoice)
 
 
 def invoice_voided(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> None:

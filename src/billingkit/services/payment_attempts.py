@@ -32,7 +32,7 @@ from billingkit.services.payments import PaymentCreate, record_payment
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_payment_methods import subscription_method
 
-__all__ = ["attempt_payment"]
+__all__ = ["attempt_payment", "collect_remaining"]
 
 
 def _payments_made(uow: UnitOfWork, invoice_id: str) -> int:
@@ -88,14 +88,31 @@ def attempt_payment(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoic
     check_payable(invoice)
     if invoice.amount_remaining <= ZERO:
         raise InvalidOperation(f"invoice {invoice.invoice_number or invoice.id} has nothing left to pay")
+    invoice, tried = collect_remaining(uow, ctx, invoice, card=subscription_method(uow, invoice.id))
+    if not tried:
+        raise InvalidOperation(
+            f"customer {invoice.customer_id} has no payment method to collect invoice "
+            f"{invoice.invoice_number or invoice.id} with: no card on its subscription and no "
+            f"POST_PAID wallet in {invoice.currency} with credits for it"
+        )
+    return invoice
+
+
+def collect_remaining(
+    uow: UnitOfWork, ctx: Context, invoice: Invoice, *, card: str | None
+) -> tuple[Invoice, bool]:
+    """Collect what remains on the FINALIZED ``invoice``: with ``card`` through the payment
+    provider, then with the customer's POST_PAID wallets (see the module docstring). Returns the
+    invoice as it stands afterwards and whether any method was tried (none: unchanged). Also
+    what a new subscription's opening invoice is collected with
+    (:mod:`billingkit.services.opening_payment`)."""
     tried = False
-    card = subscription_method(uow, invoice.id)
     if card:
         tried = True
         status = _pay(uow, ctx, invoice, PaymentMethodType.CARD, card, invoice.amount_remaining)
         invoice = uow.invoices.get(invoice.id)
         if status is PaymentStatus.PENDING or invoice.amount_remaining <= ZERO:
-            return invoice
+            return invoice, tried
     wallets = list_where_in(
         uow.wallets,
         "customer_id",
@@ -115,10 +132,4 @@ def attempt_payment(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invoic
         invoice = uow.invoices.get(invoice.id)
         if invoice.amount_remaining <= ZERO:
             break
-    if not tried:
-        raise InvalidOperation(
-            f"customer {invoice.customer_id} has no payment method to collect invoice "
-            f"{invoice.invoice_number or invoice.id} with: no card on its subscription and no "
-            f"POST_PAID wallet in {invoice.currency} with credits for it"
-        )
-    return invoice
+    return invoice, tried

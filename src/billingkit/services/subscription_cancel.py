@@ -71,6 +71,7 @@ from billingkit.services.invoicing import (
     load_snapshot,
 )
 from billingkit.services.records import get_live, list_where_in
+from billingkit.services.subscription_pauses import end_pause_for_cancellation
 from billingkit.services.subscription_termination import terminate
 
 __all__ = [
@@ -320,6 +321,9 @@ def cancel_subscription(
     """
     ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
+    sub = end_pause_for_cancellation(
+        uow, ctx, sub, immediate=data.cancellation_type is CancellationType.IMMEDIATE
+    )
     renewal_notice = ctx.settings.renewal_notice
 
     def planned(current: Subscription) -> Cancellation:

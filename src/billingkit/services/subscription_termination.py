@@ -11,7 +11,9 @@ statements whatever their number:
 * pending credit grant applications become ``cancelled`` (no more credits are granted);
 * the subscription's own credit grants (scope ``SUBSCRIPTION``) end at the end, unless earlier;
 * pending schedules end: the ``cancellation`` schedule that ended it is ``executed``; any other
-  (a plan change, a cancellation superseded by an immediate one) is ``cancelled``.
+  (a plan change, a cancellation superseded by an immediate one) is ``cancelled``;
+* pauses end: a scheduled one is ``cancelled``, a running one ``completed``
+  (:func:`billingkit.services.pause_records.close_pauses`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleTyp
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
+from billingkit.services.pause_records import close_pauses
 from billingkit.services.records import list_where_in
 
 __all__ = ["DEFAULT_REASON", "terminate", "terminate_ended"]
@@ -153,6 +156,7 @@ def terminate(
             for schedule in schedules
         ]
     )
+    close_pauses(uow, ctx, ids)
 
 
 def terminate_ended(

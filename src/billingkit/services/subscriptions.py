@@ -28,6 +28,9 @@ Rules (``docs/billing-rules.md`` has worked examples):
 * Coupons (``subscription_coupons``, the deprecated ``coupons`` and ``line_item_coupons``) are
   attached as coupon associations before the opening invoice, which they may discount
   (:mod:`billingkit.services.coupon_associations` has their rules).
+* ``payment_behavior``: the ``*incomplete`` behaviours keep the subscription ``incomplete`` (not
+  billed) until its opening invoice is paid; ``error_if_incomplete`` refuses a create whose charge
+  fails (:mod:`billingkit.domain.payment_behavior`).
 * ``phases``: windows of the subscription with their own line items and coupons; the plan lines
   make room for them (:mod:`billingkit.services.subscription_phases`). Drafts take none.
 * ``version`` starts at 1 and grows with every change; ``synced_price_sequence`` is the plan's
@@ -107,6 +110,7 @@ from billingkit.services.credit_grants import (
 )
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.line_item_requests import MAX_ITEMS, LineItemCreate, OverrideEntitlement
+from billingkit.services.opening_payment import settle_opening
 from billingkit.services.owned_prices import next_sequence, prices_of
 from billingkit.services.price_overrides import OverrideLineItem
 from billingkit.services.records import build, get_live
@@ -126,6 +130,7 @@ from billingkit.services.subscription_commitments import (
 from billingkit.services.subscription_inheritance import SubscriptionInheritanceConfig, apply_inheritance
 from billingkit.services.subscription_line_items import line_items_at_create
 from billingkit.services.subscription_lines import record_line_items
+from billingkit.services.subscription_pauses import v2_pauses
 from billingkit.services.subscription_phases import (
     MAX_PHASES,
     SubscriptionPhaseCreate,
@@ -445,6 +450,7 @@ def create_subscription(
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
     sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
+    sub = settle_opening(uow, ctx, sub)  # payment_behavior: active, incomplete, or refused
     uow.subscriptions.add(sub)
     record_line_items(uow, ctx, sub.line_items)
     event = "subscription.draft.created" if draft else "subscription.created"
@@ -473,6 +479,7 @@ def activate_subscription(
     move_with_activation(uow, ctx, sub, activated)
     start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
     activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
+    activated = settle_opening(uow, ctx, activated, activation=True)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     customer = uow.customers.find(activated.customer_id)
     notifications.notify(uow, ctx, "subscription.activated", activated, customer)
@@ -509,7 +516,7 @@ def get_subscription_v2(
     )
     phases = tuple(phases_of(uow, sub.id)) if "phases" in wanted else ()
     out_of_sync = sub.synced_price_sequence < plan_sequence
-    return SubscriptionV2(sub, wanted, out_of_sync, associations, grants, phases)
+    return SubscriptionV2(sub, wanted, out_of_sync, associations, grants, phases, pauses=v2_pauses(uow, sub))
 
 
 def search_subscriptions(uow: UnitOfWork, ctx: Context, *, search: SubscriptionSearch) -> Page[Subscription]:

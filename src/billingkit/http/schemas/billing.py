@@ -36,6 +36,7 @@ from billingkit.http.schemas.base import (
 from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
 from billingkit.http.schemas.entitlement_features import AggregatedFeatureResponse
 from billingkit.http.schemas.features import MeterResponse
+from billingkit.http.schemas.pauses import SubscriptionPauseResponse
 from billingkit.http.schemas.subscription_phases import SubscriptionPhaseResponse
 
 __all__ = [
@@ -173,13 +174,15 @@ class ListCouponAssociationsResponse(WireModel):
 class SubscriptionResponseV2(SubscriptionResponse):
     """``GET /subscriptions/{id}/v2``: ``line_items`` only when ``subscription_line_items`` is
     expanded; ``coupon_associations`` (live, with their coupons), ``credit_grants`` (the
-    subscription's own) and ``phases`` (live, in order of start) only when expanded;
+    subscription's own) and ``phases`` (live, in order of start) only when expanded; ``pauses``
+    (all of them) while the subscription has a pause running or scheduled;
     ``plan_prices_out_of_sync`` when the plan has prices its lines lack."""
 
     plan_prices_out_of_sync: bool
     coupon_associations: list[CouponAssociationResponse] = []
     credit_grants: list[CreditGrantResponse] = []
     phases: list[SubscriptionPhaseResponse] = []
+    pauses: list[SubscriptionPauseResponse] = []
 
 
 class ListSubscriptionsResponse(WireModel):
