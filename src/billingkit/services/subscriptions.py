@@ -169,10 +169,6 @@ LABEL = "subscription"
 #: Longest trial accepted, in days (ten years).
 MAX_TRIAL_DAYS = 3650
 
-# Requests the reference accepts that this version does not carry out yet: refused when given,
-# so a subscription is never stored without something its creator asked for.
-_NOT_YET: tuple[str, ...] = ()
-
 #: Most coupons one request may attach through each of its coupon fields.
 _MAX_COUPONS = 100
 #: Most credit grants one request may give.
@@ -279,9 +275,6 @@ class SubscriptionCreate(InputModel):
     def _fields_agree(self) -> Self:
         """The rules that compare this request's fields with each other (those that need the
         plan, the customer or the clock are checked by :func:`create_subscription`)."""
-        for name in _NOT_YET:
-            if getattr(self, name) not in (None, [], {}):
-                raise ValidationError(f"{name} is not supported by this version of billingkit", field=name)
         if self.billing_period is BillingPeriod.ONETIME:
             raise ValidationError("a subscription needs a recurring billing_period", field="billing_period")
         if self.subscription_status not in (None, *CREATABLE_STATUSES):
