@@ -567,6 +567,25 @@ def test_deleting_with_prorations_credits_unused_time_once(shop: Shop, clock: Te
     assert [row.credit_amount for row in shop.s.wallets.transactions(wallet.id).items] == [D("10.65")]
 
 
+def test_a_credit_note_on_the_fee_lowers_the_unused_time_credit(shop: Shop, clock: TestClock) -> None:
+    """The cap is what was paid for the line: billed less finalized credit notes (one rule for
+    cancellation, add-on removal and line deletion: services.line_billing)."""
+    sub = shop.subscribe()
+    base = sub.line_items[0]
+    (opening,) = shop.invoices(sub)
+    fee_line = next(ln for ln in opening.line_items if ln.subscription_line_item_id == base.id)
+    refund = shop.s.credit_notes.create(
+        invoice_id=opening.id,
+        reason="BILLING_ERROR",
+        line_items=[{"invoice_line_item_id": fee_line.id, "amount": "25"}],
+    )
+    assert refund.credit_note_status.value == "FINALIZED"
+    clock.set(at(5, 21))
+    change = shop.s.subscriptions.delete_line_item(base.id, proration_behavior="create_prorations")
+    # Unused time is worth 10.65 (30.00 x 11/31), but only 30.00 - 25.00 = 5.00 is left paid for.
+    assert change.credited == D("5.00")
+
+
 def test_deleting_refusals_and_drafts(shop: Shop, clock: TestClock) -> None:
     sub = shop.subscribe()
     clock.set(at(6, 2))

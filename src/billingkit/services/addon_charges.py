@@ -27,11 +27,10 @@ from decimal import Decimal
 
 from billingkit.domain.addon_associations import AddonAssociation
 from billingkit.domain.catalog.prices import PriceType
-from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
+from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.money import ZERO, round_money
 from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.proration import ProratedItem, prorate_credit
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.wallets import (
     TransactionReason,
@@ -52,6 +51,7 @@ from billingkit.services.invoicing import (
     issue_invoice,
     load_snapshot,
 )
+from billingkit.services.line_billing import paid_for_lines
 
 __all__ = ["CHARGE_CAUSE", "CREDIT_CAUSE", "AddonCredit", "charge_added_lines", "credit_unused"]
 
@@ -133,28 +133,6 @@ class AddonCredit:
     transaction: WalletTransaction | None
 
 
-def _billed(uow: UnitOfWork, sub: Subscription, line_ids: set[str], period: Period) -> dict[str, Decimal]:
-    """What the subscription's live invoices charged each of ``line_ids`` for ``period`` (line
-    amounts before discounts, the reference's cap)."""
-    filters = (Filter("subscription_id", Op.EQ, sub.id), Filter("period_end", Op.GTE, period.start))
-    billed: dict[str, Decimal] = {}
-    offset = 0
-    while True:
-        page = uow.invoices.list(
-            ListQuery(filters=filters, sort=(Sort("id", descending=False),), limit=MAX_LIMIT, offset=offset)
-        )
-        for invoice in page.items:
-            if invoice.invoice_status is InvoiceStatus.VOIDED:
-                continue
-            for line in invoice.line_items:
-                item = line.subscription_line_item_id
-                if item in line_ids and line.period_start < period.end and line.period_end > period.start:
-                    billed[item] = billed.get(item, ZERO) + line.amount
-        if not page.has_more:
-            return billed
-        offset += len(page.items)
-
-
 def credit_unused(
     uow: UnitOfWork,
     ctx: Context,
@@ -180,7 +158,7 @@ def credit_unused(
     if not candidates:
         return AddonCredit(ZERO, {}, None)
     check_settled_alone(sub)
-    billed = _billed(uow, sub, {line.id for line in candidates}, period)
+    billed = paid_for_lines(uow, sub, period)
     prices = {p.id: p for p in uow.prices.find_many({line.price_id for line in candidates})}
     credits: dict[str, Decimal] = {}
     for line in candidates:

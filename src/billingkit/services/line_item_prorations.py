@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
+from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.line_item_rules import is_recurring_advance_fee, started_by
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.proration import ProratedItem, prorate_credit
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op
+from billingkit.domain.queries import Filter, ListQuery, Op
 from billingkit.domain.resources import iso
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.wallets import TransactionReason, movement_key
@@ -45,9 +45,10 @@ from billingkit.services.invoicing import (
     issue_invoice,
     load_snapshot,
 )
+from billingkit.services.line_billing import paid_for_lines
 from billingkit.services.wallet_ledger import credit, prepaid_wallet
 
-__all__ = ["billed_in_period", "charge_now", "credit_unused"]
+__all__ = ["charge_now", "credit_unused"]
 
 
 def charge_now(
@@ -100,31 +101,6 @@ def charge_now(
     return sub.model_copy(update={"billing_sequence": sequence}), issued
 
 
-def billed_in_period(uow: UnitOfWork, sub: Subscription, line_id: str, period: Period) -> Decimal:
-    """What ``sub``'s live, unvoided invoices billed line ``line_id`` in ADVANCE for time inside
-    ``period``, less their discounts (the current period's ADVANCE charge sits on the invoice that
-    closed the period before, whose own period ends where this one starts)."""
-    page = uow.invoices.list(
-        ListQuery(
-            filters=(Filter("subscription_id", Op.EQ, sub.id), Filter("period_end", Op.GTE, period.start)),
-            limit=MAX_LIMIT,
-        )
-    )
-    billed = ZERO
-    for invoice in page.items:
-        if invoice.invoice_status is InvoiceStatus.VOIDED:
-            continue
-        for line in invoice.line_items:
-            if (
-                line.subscription_line_item_id == line_id
-                and line.invoice_cadence is InvoiceCadence.ADVANCE
-                and line.period_start < period.end
-                and line.period_end > period.start
-            ):
-                billed += line.amount - line.line_item_discount - line.invoice_level_discount
-    return max(billed, ZERO)
-
-
 def credit_unused(
     uow: UnitOfWork, ctx: Context, sub: Subscription, line: SubscriptionLineItem, *, effective: datetime
 ) -> Decimal | None:
@@ -140,7 +116,7 @@ def credit_unused(
         or not period.start <= effective < period.end
     ):
         return None
-    billed = billed_in_period(uow, sub, line.id, period)
+    billed = paid_for_lines(uow, sub, period).get(line.id, ZERO)
     price = uow.prices.find(line.price_id)
     if billed <= ZERO or price is None:
         return None

@@ -41,10 +41,9 @@ from billingkit.domain.cancellation import (
     plan_cancellation,
     unused_time_credit,
 )
-from billingkit.domain.credit_notes import CreditNoteStatus
-from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
+from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.money import ZERO, round_money
-from billingkit.domain.periods import InvoiceCadence, Period
+from billingkit.domain.periods import Period
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import iso
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
@@ -70,6 +69,7 @@ from billingkit.services.invoicing import (
     issue_invoice,
     load_snapshot,
 )
+from billingkit.services.line_billing import billed_and_credited
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_pauses import end_pause_for_cancellation
 from billingkit.services.subscription_termination import terminate
@@ -185,50 +185,11 @@ def _catch_up(uow: UnitOfWork, ctx: Context, sub: Subscription, at: datetime) ->
     return get_live(uow.subscriptions, LABEL, sub.id)
 
 
-def _billed_and_credited(
-    uow: UnitOfWork, sub: Subscription, period: Period
-) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
-    """Per line item id: what the subscription's live invoices charged for its ADVANCE share of
-    ``period`` (after discounts), and what finalized credit notes gave back on those charges."""
-    invoices = list_where_in(
-        uow.invoices,
-        "subscription_id",
-        [sub.id],
-        Filter("invoice_status", Op.IN, [InvoiceStatus.DRAFT.value, InvoiceStatus.FINALIZED.value]),
-    )
-    billed: dict[str, Decimal] = {}
-    owners: dict[str, str] = {}  # invoice line id -> subscription line item id
-    for invoice in invoices:
-        for line in invoice.line_items:
-            item = line.subscription_line_item_id
-            if item is None or line.invoice_cadence is not InvoiceCadence.ADVANCE:
-                continue
-            if line.period_start >= period.end or line.period_end <= period.start:
-                continue
-            net = line.amount - line.line_item_discount - line.invoice_level_discount
-            billed[item] = billed.get(item, ZERO) + net
-            owners[line.id] = item
-    credited: dict[str, Decimal] = {}
-    if owners:
-        notes = list_where_in(
-            uow.credit_notes,
-            "invoice_id",
-            [invoice.id for invoice in invoices],
-            Filter("credit_note_status", Op.EQ, CreditNoteStatus.FINALIZED.value),
-        )
-        for note in notes:
-            for note_line in note.line_items:
-                item = owners.get(note_line.invoice_line_item_id)
-                if item is not None:
-                    credited[item] = credited.get(item, ZERO) + note_line.amount
-    return billed, credited
-
-
 def _unused_time(uow: UnitOfWork, sub: Subscription, at: datetime) -> tuple[LineCredit, ...]:
     """The credit for each FIXED ADVANCE line's time after ``at`` in the current period."""
     check_single_period(sub)
     period = Period(sub.current_period_start, sub.current_period_end)
-    billed, credited = _billed_and_credited(uow, sub, period)
+    billed, credited = billed_and_credited(uow, sub, period)
     prices = {price.id: price for price in uow.prices.find_many({li.price_id for li in sub.line_items})}
     credits = []
     for line in sub.line_items:
