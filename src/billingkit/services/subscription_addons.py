@@ -37,7 +37,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -51,7 +50,7 @@ from billingkit.domain.addon_associations import (
 )
 from billingkit.domain.catalog import Addon, CreditGrant, CreditGrantScope, Price, check_credit_grant
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
-from billingkit.domain.catalog.prices import PriceEntityType, PriceType
+from billingkit.domain.catalog.prices import PriceEntityType
 from billingkit.domain.input_rules import prefixed
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.periods import Period
@@ -83,6 +82,7 @@ from billingkit.services.subscription_commitments import (
     commit_line_items,
 )
 from billingkit.services.subscription_lines import record_line_items
+from billingkit.services.subscription_setup import line_for_price
 
 __all__ = [
     "MAX_ADDONS",
@@ -204,8 +204,6 @@ def _lines(
     meters = {m.id: m for m in uow.meters.find_many({p.meter_id for p in prices if p.meter_id})}
     lines = []
     for price in prices:
-        meter = meters.get(price.meter_id or "")
-        fixed = price.type is PriceType.FIXED
         start, end = line_window(
             association.cadence,
             price.type,
@@ -215,27 +213,17 @@ def _lines(
             price_end=price.end_date,
         )
         lines.append(
-            SubscriptionLineItem(
-                id=ctx.ids.new("subs_line"),
+            line_for_price(
+                ctx,
+                price,
+                meters.get(price.meter_id or ""),
                 subscription_id=sub.id,
                 customer_id=sub.customer_id,
                 entity_type="addon",
                 entity_id=addon.id,
-                plan_display_name=addon.name,
-                display_name=price.display_name or (meter.name if meter is not None else addon.name),
-                price_id=price.id,
-                price_type=price.type,
-                price_unit=price.price_unit,
-                price_unit_id=price.price_unit_id,
-                meter_id=price.meter_id,
-                meter_display_name=meter.name if meter is not None else None,
-                quantity=(price.min_quantity or Decimal(1)) if fixed else Decimal(0),
-                currency=price.currency,
-                billing_period=price.billing_period,
-                billing_period_count=price.billing_period_count,
-                invoice_cadence=price.invoice_cadence,
-                start_date=start,
-                end_date=end,
+                owner_name=addon.name,
+                start=start,
+                end=end,
                 addon_association_id=association.id,
             )
         )

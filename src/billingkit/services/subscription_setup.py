@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from billingkit.domain.catalog import Plan, Price
+from billingkit.domain.catalog import Meter, Plan, Price
 from billingkit.domain.catalog.prices import BillingCadence, PriceType
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import BillingReason
@@ -38,6 +38,7 @@ __all__ = [
     "find_customer",
     "find_plan",
     "inherited_trial_days",
+    "line_for_price",
     "matching_prices",
     "open_subscription",
     "plan_line_items",
@@ -88,6 +89,48 @@ def inherited_trial_days(requested: int | None, prices: list[Price]) -> int:
     return days.pop() if days else 0
 
 
+def line_for_price(
+    ctx: Context,
+    price: Price,
+    meter: Meter | None,
+    *,
+    subscription_id: str,
+    customer_id: str,
+    entity_type: str,
+    entity_id: str,
+    owner_name: str,
+    start: datetime | None,
+    end: datetime | None,
+    addon_association_id: str | None = None,
+) -> SubscriptionLineItem:
+    """A new line billing ``price`` of a plan or an add-on (``owner_name``): FIXED at the price's
+    ``min_quantity``, else 1; USAGE at 0 with its meter."""
+    fixed = price.type is PriceType.FIXED
+    return SubscriptionLineItem(
+        id=ctx.ids.new("subs_line"),
+        subscription_id=subscription_id,
+        customer_id=customer_id,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        plan_display_name=owner_name,
+        display_name=price.display_name or (meter.name if meter is not None else owner_name),
+        price_id=price.id,
+        price_type=price.type,
+        price_unit=price.price_unit,
+        price_unit_id=price.price_unit_id,
+        meter_id=price.meter_id,
+        meter_display_name=meter.name if meter is not None else None,
+        quantity=(price.min_quantity or Decimal(1)) if fixed else Decimal(0),
+        currency=price.currency,
+        billing_period=price.billing_period,
+        billing_period_count=price.billing_period_count,
+        invoice_cadence=price.invoice_cadence,
+        start_date=start,
+        end_date=end,
+        addon_association_id=addon_association_id,
+    )
+
+
 def plan_line_items(
     uow: UnitOfWork,
     ctx: Context,
@@ -98,38 +141,24 @@ def plan_line_items(
     prices: list[Price],
     start: datetime,
 ) -> tuple[SubscriptionLineItem, ...]:
-    """One line per plan price (FIXED: the price's ``min_quantity``, else 1; USAGE: 0, with its
-    meter), starting with the subscription or when the price starts, whichever is later."""
+    """One line per plan price (:func:`line_for_price`), starting with the subscription or when
+    the price starts, whichever is later."""
     meters = {m.id: m for m in (uow.meters.find(p.meter_id) for p in prices if p.meter_id) if m is not None}
-    items = []
-    for price in prices:
-        meter = meters.get(price.meter_id or "")
-        fixed = price.type is PriceType.FIXED
-        items.append(
-            SubscriptionLineItem(
-                id=ctx.ids.new("subs_line"),
-                subscription_id=sub_id,
-                customer_id=customer.id,
-                entity_type="plan",
-                entity_id=plan.id,
-                plan_display_name=plan.name,
-                display_name=price.display_name or (meter.name if meter is not None else plan.name),
-                price_id=price.id,
-                price_type=price.type,
-                price_unit=price.price_unit,
-                price_unit_id=price.price_unit_id,
-                meter_id=price.meter_id,
-                meter_display_name=meter.name if meter is not None else None,
-                quantity=(price.min_quantity or Decimal(1)) if fixed else Decimal(0),
-                currency=price.currency,
-                billing_period=price.billing_period,
-                billing_period_count=price.billing_period_count,
-                invoice_cadence=price.invoice_cadence,
-                start_date=max(start, price.start_date) if price.start_date else start,
-                end_date=price.end_date,
-            )
+    return tuple(
+        line_for_price(
+            ctx,
+            price,
+            meters.get(price.meter_id or ""),
+            subscription_id=sub_id,
+            customer_id=customer.id,
+            entity_type="plan",
+            entity_id=plan.id,
+            owner_name=plan.name,
+            start=max(start, price.start_date) if price.start_date else start,
+            end=price.end_date,
         )
-    return tuple(items)
+        for price in prices
+    )
 
 
 def check_allowances(sub: Subscription, snapshot: Snapshot) -> None:
