@@ -47,6 +47,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.payments import Payment
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record
+from billingkit.domain.subscription_changes import SubscriptionChange
 from billingkit.domain.subscription_pauses import SubscriptionPause
 from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
@@ -245,6 +246,7 @@ class Repositories(Protocol):
     line_item_owners: Repository[LineItemOwner]
     subscription_pauses: Repository[SubscriptionPause]
     subscription_schedules: Repository[SubscriptionSchedule]
+    subscription_changes: Repository[SubscriptionChange]
     addon_associations: Repository[AddonAssociation]
     subscription_phases: Repository[SubscriptionPhase]
     events: EventStore

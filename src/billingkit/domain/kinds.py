@@ -47,6 +47,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.payments import Payment
 from billingkit.domain.queries import Op
 from billingkit.domain.resources import Record
+from billingkit.domain.subscription_changes import SubscriptionChange
 from billingkit.domain.subscription_pauses import SubscriptionPause
 from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
@@ -286,7 +287,18 @@ KINDS: dict[str, Kind] = {
             SubscriptionSchedule,
             Level.ENVIRONMENT,
             versioned=True,
+            # An end-of-period change (a plan change) is carried out by the worker at its run_at.
+            due_at="run_at",
             searchable=searchable(subscription_id=(EQ, IN), schedule_type=(EQ, IN), schedule_status=IN),
+        ),
+        Kind(
+            "subscription_changes",
+            "subscription change",
+            SubscriptionChange,
+            Level.ENVIRONMENT,
+            # A client's key names one change for ever: a retry gets the first answer.
+            unique=(Unique(("idempotency_key",), live_only=False),),
+            searchable=searchable(subscription_id=(EQ, IN), change_kind=(EQ, IN)),
         ),
         Kind(
             "addon_associations",

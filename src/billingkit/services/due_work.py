@@ -11,17 +11,19 @@ and retried one item at a time in the item's own scope, so one bad item only fai
 reported in ``RunReport.failures``, skipped for the rest of the run and stays due for the next one.
 
 Pauses that start or end (:func:`billingkit.services.subscription_pauses.run_due_pauses`) are
-the first handler; billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`)
-the second; credit grant applications
-(:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the third, so a
+the first handler; end-of-period changes (:func:`billingkit.services.schedule_runs.run_due_schedules`)
+the second, so a change due at a period boundary is in place before that boundary is billed;
+billing periods (:func:`billingkit.services.billing_runs.bill_due_subscriptions`) the third;
+credit grant applications
+(:func:`billingkit.services.credit_grant_applications.apply_due_applications`) the fourth, so a
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
-the fourth: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
-past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the fifth. A run
+the fifth: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the sixth. A run
 ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
 (:func:`billingkit.services.auto_cancellation.cancel_unpaid_subscriptions`; off unless
 ``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. New
-timed work (schedules, webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
+timed work (webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
 no new port method, adapter code or loop.
 """
 
@@ -43,6 +45,7 @@ from billingkit.services.context import DueRun
 from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
+from billingkit.services.schedule_runs import run_due_schedules
 from billingkit.services.subscription_pauses import run_due_pauses
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
@@ -62,6 +65,9 @@ HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
         # itself) before the billing run could bill past its start; a subscription resumed here is
         # billed below in the same run when its stretched period has ended.
         "subscription_pauses": run_due_pauses,
+        # Before billing: a plan change due at a period boundary is in place when the renewal
+        # invoice of that boundary is computed.
+        "subscription_schedules": run_due_schedules,
         "subscriptions": bill_due_subscriptions,
         # After billing: a period's closing invoice is computed before the next period's credits land.
         "credit_grant_applications": apply_due_applications,

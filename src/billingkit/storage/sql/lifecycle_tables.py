@@ -1,5 +1,6 @@
-"""The tables of the subscription lifecycle (issue 18): line item owners, pauses, schedules, add-on
-associations and phases. Each is registered in :data:`billingkit.storage.sql.tables.TABLES`."""
+"""The tables of the subscription lifecycle: line item owners, pauses, schedules, add-on
+associations, phases (issue 18) and plan and quantity changes (issue 19). Each is registered in
+:data:`billingkit.storage.sql.tables.TABLES`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from billingkit.storage.sql.columns import (
 __all__ = [
     "addon_associations",
     "line_item_owners",
+    "subscription_changes",
     "subscription_pauses",
     "subscription_phases",
     "subscription_schedules",
@@ -100,4 +102,34 @@ subscription_phases = Table(
     json_column("metadata", nullable=False),
     Column("version", Integer(), nullable=False),
     *scoped_indexes("subscription_phases", "subscription_id"),
+)
+
+# One row per plan or quantity change carried out; the client's idempotency key is unique per
+# environment over every row (NULLs do not collide), so a retried change finds the first.
+subscription_changes = Table(
+    "subscription_changes",
+    metadata,
+    *common_columns(),
+    Column("subscription_id", String(64), nullable=False),
+    Column("change_kind", String(32), nullable=False),
+    Column("change_type", String(16)),
+    Column("from_plan_id", String(64)),
+    Column("to_plan_id", String(64)),
+    Column("new_subscription_id", String(64)),
+    instant_column("effective_at", nullable=False),
+    Column("schedule_id", String(64)),
+    Column("invoice_id", String(64)),
+    Column("wallet_transaction_id", String(64)),
+    Column("idempotency_key", String(255)),
+    Column("request_fingerprint", String(128)),
+    json_column("result", nullable=False),
+    json_column("metadata", nullable=False),
+    *scoped_indexes("subscription_changes", "subscription_id"),
+    Index(
+        "uq_subscription_changes_idempotency_key",
+        "tenant_id",
+        "environment_id",
+        "idempotency_key",
+        unique=True,
+    ),
 )

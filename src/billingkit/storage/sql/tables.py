@@ -18,6 +18,7 @@ from billingkit.storage.sql.columns import (
 from billingkit.storage.sql.lifecycle_tables import (
     addon_associations,
     line_item_owners,
+    subscription_changes,
     subscription_pauses,
     subscription_phases,
     subscription_schedules,
@@ -555,6 +556,7 @@ TABLES: dict[str, Table] = {
     "line_item_owners": line_item_owners,
     "subscription_pauses": subscription_pauses,
     "subscription_schedules": subscription_schedules,
+    "subscription_changes": subscription_changes,
     "addon_associations": addon_associations,
     "subscription_phases": subscription_phases,
 }

@@ -316,6 +316,16 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "configuration": {"original_cancel_at": None},
             "run_at": T0 + timedelta(days=31),
         },
+        "subscription_changes": {
+            "subscription_id": f"subs_{n}",
+            "change_kind": "plan_change_v2",
+            "change_type": "upgrade",
+            "from_plan_id": f"plan_{n}",
+            "to_plan_id": f"plan_{n}b",
+            "effective_at": T0 + timedelta(days=15),
+            "idempotency_key": f"change_{n}",
+            "result": {"change_type": "upgrade"},
+        },
         "addon_associations": {"entity_id": f"subs_{n}", "addon_id": f"addon_{n}", "start_date": T0},
         "subscription_phases": {"subscription_id": f"subs_{n}", "start_date": T0},
     }
