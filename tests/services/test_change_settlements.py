@@ -123,3 +123,15 @@ def test_a_credit_is_capped_at_what_the_line_paid(storage: Any) -> None:
     # seat (10.00), so the credit is capped at what was paid for the line: 10.00
     assert quote.settlement.charge_total == Decimal("53.33")
     assert quote.settlement.credit_total == Decimal("10.00")
+
+
+def test_period_amount_prices_the_whole_quantity(storage: Any) -> None:
+    from billingkit.services.change_settlements import period_amount
+
+    w, sub, _ = _world(storage)
+    seat = sub.line_items[0].model_copy(update={"quantity": Decimal(3)})
+
+    def run(uow: UnitOfWork, ctx: Context) -> Decimal:
+        return period_amount(uow, [seat], "usd")
+
+    assert w.s.run(run) == Decimal("90.00")

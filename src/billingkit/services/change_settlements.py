@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 
 from billingkit.domain.catalog import Price
 from billingkit.domain.catalog.prices import PriceType
@@ -45,9 +46,10 @@ from billingkit.domain.invoices import (
     PaymentStatus,
     due_date,
 )
-from billingkit.domain.line_item_rules import is_recurring_advance_fee, started_by
-from billingkit.domain.money import ZERO
+from billingkit.domain.line_item_rules import is_one_time, is_recurring_advance_fee, started_by
+from billingkit.domain.money import ZERO, round_money
 from billingkit.domain.periods import InvoiceCadence, Period
+from billingkit.domain.pricing import price_quantity
 from billingkit.domain.proration import (
     ProratedItem,
     ProrationKind,
@@ -79,6 +81,7 @@ __all__ = [
     "ChangeQuote",
     "SettledChange",
     "change_invoice",
+    "period_amount",
     "quote_change",
     "settle_change",
 ]
@@ -144,6 +147,21 @@ def _prices(uow: UnitOfWork, lines: Sequence[SubscriptionLineItem]) -> dict[str,
                 f"price {line.price_id} of line item {line.id} is missing", field="price_id"
             )
     return prices
+
+
+def period_amount(uow: UnitOfWork, lines: Sequence[SubscriptionLineItem], currency: str) -> Decimal:
+    """What ``lines`` cost for one whole billing period: the sum over their recurring FIXED lines
+    (either cadence) of the price applied to the quantity (any billing model), rounded once.
+    What a plan change is classified by (``upgrade`` when the target lines cost more than the
+    current ones, :func:`billingkit.domain.subscription_changes.classify_change`). Usage lines
+    count nothing: their cost is not known before the usage is."""
+    fixed = [line for line in lines if line.price_type is PriceType.FIXED and not is_one_time(line)]
+    prices = _prices(uow, fixed)
+    total = sum(
+        (price_quantity(prices[line.price_id].to_spec(), line.quantity).unrounded_amount for line in fixed),
+        ZERO,
+    )
+    return round_money(total, currency)
 
 
 def quote_change(
