@@ -36,6 +36,7 @@ Notifications on execute: ``subscription.plan_changed`` and ``subscription.updat
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -120,6 +121,9 @@ ENTITY = "subscription"
 LABEL = "subscription"
 #: The schedule executor name of an end-of-period plan change in place.
 EXECUTOR = "plan_change_v2"
+#: The key of a recorded change's ``result`` holding its answer as JSON text: a JSON column may
+#: reorder keys (PostgreSQL's jsonb does), and a retry must get the first answer byte for byte.
+_ANSWER = "answer_json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +307,7 @@ def _earlier(uow: UnitOfWork, sub: Subscription, data: PlanChangeRequest) -> Pla
         wallet_transaction=details(uow, [txn])[0] if txn is not None else None,
         schedule=uow.subscription_schedules.find(found.schedule_id) if found.schedule_id else None,
         replayed=True,
-        answer=found.result,
+        answer=json.loads(found.result[_ANSWER]),
     )
 
 
@@ -332,7 +336,7 @@ def _record(
             wallet_transaction_id=txn.id if txn is not None else None,
             idempotency_key=key,
             request_fingerprint=data.fingerprint(change.before.id) if key is not None and data else None,
-            result=result.to_dict(),
+            result={_ANSWER: json.dumps(result.to_dict())},
             metadata=dict(result.metadata),
         )
     )
