@@ -98,7 +98,9 @@ def plan_change_pending(w: World) -> tuple[Subscription, dict[str, Any]]:
 
 def mixed_periods(w: World) -> tuple[Subscription, dict[str, Any]]:
     sub, request = _active(w)
-    quarterly = sub.line_items[0].model_copy(update={"id": "subs_line_q", "billing_period": BillingPeriod.QUARTERLY})
+    quarterly = sub.line_items[0].model_copy(
+        update={"id": "subs_line_q", "billing_period": BillingPeriod.QUARTERLY}
+    )
     w.store(sub, line_items=(*sub.line_items, quarterly))
     return sub, request
 
