@@ -27,7 +27,6 @@ from billingkit import (
 from billingkit.domain.catalog import EntitlementEntityType, PriceEntityType
 from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.subscriptions import Subscription
-from billingkit.domain.wallets import TransactionReason
 from billingkit.services.subscription_line_items import _save
 from tests.services.conftest import stored
 
@@ -476,7 +475,10 @@ def test_a_quantity_change_with_prorations_credits_the_old_and_charges_the_new(
         (change.line_item.id, D(5), D("55.00")),
         (seat.id, D(2), D("-22.00")),
     ]
-    assert invoice.idempotency_key == f"subscription_change|line_item_end|{seat.id}|{MAY1.isoformat()}|{at(6, 1).isoformat()}"
+    assert (
+        invoice.idempotency_key
+        == f"subscription_change|line_item_end|{seat.id}|{MAY1.isoformat()}|{at(6, 1).isoformat()}"
+    )
     assert change.line_item.quantity == D(5) and change.line_item.price_id == seat.price_id
     assert shop.s.wallets.list_for_customer(shop.customer.id) == []
 

@@ -24,9 +24,9 @@ settled like every mid-period change, :mod:`billingkit.services.line_settlements
   old price): the reference's behaviour, so each invoice line names one price and quantity. With
   ``create_prorations`` the old line's unused time is credited and the new one charged for the
   rest of the period, netted: one invoice for a net charge (the credit a negative line on it),
-  one wallet credit for a net credit. Lines nothing has been billed for (drafts, trials, lines starting in a later
-  period, one-time lines not invoiced yet) change in place. ``metadata`` and commitment changes
-  are made in place. ``end_date`` edits follow spec rule 7.
+  one wallet credit for a net credit. Lines nothing has been billed for (drafts, trials, lines
+  starting in a later period, one-time lines not invoiced yet) change in place. ``metadata`` and
+  commitment changes are made in place. ``end_date`` edits follow spec rule 7.
 * **Deleting** ends the line at ``effective_from`` (default now), or at its start when it has not
   started; it is kept for history and no longer billed (ARREAR usage is measured up to the end).
   A draft's line is removed outright (nothing was billed; activation would move its start past
