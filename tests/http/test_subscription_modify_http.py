@@ -194,5 +194,7 @@ def test_refusals_name_the_field_and_write_nothing(
     assert_error(_post(client, test_key, sub["id"], "preview", trial), 400, "invalid_operation")
     assert_error(_post(client, test_key, "subs_none", "preview", _quantity(line_id, "2")), 404, "not_found")
     # a preview runs the change: it takes the same write permission
-    assert_error(_post(client, reader_key, sub["id"], "preview", _quantity(line_id, "2")), 403, "permission_denied")
+    assert_error(
+        _post(client, reader_key, sub["id"], "preview", _quantity(line_id, "2")), 403, "permission_denied"
+    )
     assert every_row(billing.storage) == before
