@@ -24,8 +24,8 @@ from billingkit.domain.queries import ListQuery
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.errors import AlreadyExists, InvalidOperation, NotFound, ValidationError, VersionConflict
 from billingkit.services import subscription_addons
-from billingkit.services.addon_charges import credit_unused
 from billingkit.services.invoicing import Charge, load_snapshot, measure_usage
+from billingkit.services.line_settlements import addon_removal_key, settle_lines
 from billingkit.services.subscription_lines import find_line_item
 
 D = Decimal
@@ -205,10 +205,14 @@ def test_adding_mid_period_with_prorations_charges_the_rest_of_the_period(w: Wor
         JUNE,
     )
     assert [(li.display_name, li.amount, li.period_start, li.period_end) for li in invoice.line_items] == [
-        ("Extra fee", D("21.00"), at(5, 11), JUNE)
+        ("Remaining time on Extra fee", D("21.00"), at(5, 11), JUNE)
     ]
-    assert (invoice.total, invoice.idempotency_key) == (D("21.00"), f"addon_charge|{added.association.id}")
-    assert invoice.invoice_status == "FINALIZED"
+    # Settled like every mid-period change: a ONE_OFF invoice keyed by the association.
+    assert (invoice.total, invoice.idempotency_key) == (
+        D("21.00"),
+        f"subscription_change|addon_charge|{added.association.id}",
+    )
+    assert (invoice.invoice_status, invoice.invoice_type) == ("FINALIZED", "ONE_OFF")
     saved = w.s.subscriptions.get(sub.id)
     assert saved.version == sub.version + 1 and saved == added.subscription
     assert [li.addon_association_id for li in saved.line_items[1:]] == [added.association.id] * 2
@@ -378,18 +382,28 @@ def test_removal_mid_period_with_prorations_credits_the_unused_time_once(w: Worl
     # 31.00 x 11 days / 31 days = 11.00, as a prepaid wallet credit.
     transaction = removed.credit.transaction
     assert removed.credit.amount == D("11.00") and transaction is not None
+    assert removed.credit.lines == {sub.line_items[1].id: D("11.00")}  # the fee; usage has no credit
     assert (transaction.credit_amount, transaction.transaction_reason, transaction.idempotency_key) == (
         D("11.00"),
         "SUBSCRIPTION_CREDIT_GRANT",
-        f"proration_credit_addon|{association.id}|{MAY.isoformat()}|{JUNE.isoformat()}",
+        f"subscription_change|proration_credit_addon|{association.id}|{MAY.isoformat()}|{JUNE.isoformat()}",
     )
     (wallet,) = w.s.wallets.for_customer(id=w.customer_id)
     assert wallet.credit_balance == D("11.00")
-    # A retry of the credit finds the movement made and moves nothing.
-    saved = w.s.subscriptions.get(sub.id)
+    # A retry of the settlement finds the movement made and moves nothing.
     old_lines = sub.line_items[1:]
-    again = w.s.run(lambda uow, ctx: credit_unused(uow, ctx, saved, association, old_lines, at(5, 21)))
-    assert again.transaction is not None and again.transaction.id == transaction.id
+    again = w.s.run(
+        lambda uow, ctx: settle_lines(
+            uow,
+            ctx,
+            uow.subscriptions.get(sub.id),
+            key=addon_removal_key(association.id, Period(MAY, JUNE)),
+            effective=at(5, 21),
+            ended=old_lines,
+            field="effective_date",
+        )
+    )
+    assert (again.invoice, again.transaction, again.credited) == (None, None, None)
     (wallet,) = w.s.wallets.for_customer(id=w.customer_id)
     assert wallet.credit_balance == D("11.00")
 

@@ -27,7 +27,6 @@ from billingkit import (
 from billingkit.domain.catalog import EntitlementEntityType, PriceEntityType
 from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.subscriptions import Subscription
-from billingkit.domain.wallets import TransactionReason
 from billingkit.services.subscription_line_items import _save
 from tests.services.conftest import stored
 
@@ -462,23 +461,26 @@ def test_a_quantity_change_with_prorations_credits_the_old_and_charges_the_new(
     change = shop.s.subscriptions.update_line_item(
         seat.id, quantity="5", proration_behavior="create_prorations"
     )
-    # 11 of 31 days left (21 May..1 Jun): credit 2 x 31.00 x 11/31 = 22.00 into the wallet, charge
-    # 5 x 31.00 x 11/31 = 55.00, of which the fresh credits pay 22.00: 33.00 due.
-    assert change.credited == D("22.00")
+    # 11 of 31 days left (21 May..1 Jun): credit 2 x 31.00 x 11/31 = 22.00, charge 5 x 31.00 x
+    # 11/31 = 55.00, netted on one invoice: 33.00 due, nothing through the wallet.
+    assert change.credited is None
     invoice = change.invoice
     assert invoice is not None
     assert (invoice.subtotal, invoice.total_prepaid_credits_applied, invoice.amount_due) == (
-        D("55.00"),
-        D("22.00"),
+        D("33.00"),
+        D("0"),
         D("33.00"),
     )
-    assert change.line_item.quantity == D(5) and change.line_item.price_id == seat.price_id
-    wallet = shop.s.wallets.list_for_customer(shop.customer.id)[0]
-    rows = shop.s.wallets.transactions(wallet.id).items
-    assert sorted((row.type.value, row.credit_amount, row.transaction_reason.value) for row in rows) == [
-        ("credit", D("22.00"), TransactionReason.SUBSCRIPTION_CREDIT_GRANT.value),
-        ("debit", D("22.00"), "CREDIT_ADJUSTMENT"),
+    assert [(ln.subscription_line_item_id, ln.quantity, ln.amount) for ln in invoice.line_items] == [
+        (change.line_item.id, D(5), D("55.00")),
+        (seat.id, D(2), D("-22.00")),
     ]
+    assert (
+        invoice.idempotency_key
+        == f"subscription_change|line_item_end|{seat.id}|{MAY1.isoformat()}|{at(6, 1).isoformat()}"
+    )
+    assert change.line_item.quantity == D(5) and change.line_item.price_id == seat.price_id
+    assert shop.s.wallets.list_for_customer(shop.customer.id) == []
 
 
 def test_metadata_and_commitment_changes_are_made_in_place(shop: Shop) -> None:

@@ -13,13 +13,19 @@ change) goes through here:
    :func:`billingkit.domain.change_settlement.settle` with the subscription's tax rates and the
    customer's prepaid credits. ARREAR and usage lines move no money now: the period's invoice bills
    them for the time each line covered. A subscription not billing yet (trialing, draft) moves none.
+   A first stub of a subscription that prorates its stubs (``create_prorations``: its invoice
+   charged ``price x stub / full period``) is measured against the full billing period it is cut
+   from, as that invoice was: 31.00 a month on a ``[15 Mar, 1 Apr)`` stub, changed on 20 Mar,
+   credits 31.00 x 12/31 = 12.00 of the 17.00 paid. ``in_full`` lines are charged from their own
+   start, not from ``effective``: a one-time (``ONETIME``) fee its whole price, a recurring one
+   the part of the period it covers (a ``onetime`` add-on's fee: the whole period).
 2. :func:`settle_change` (writes): ``net > 0`` -> one ``ONE_OFF`` invoice, billing reason
    ``SUBSCRIPTION_UPDATE``, period ``[effective, current period end)``, with the charge lines and the
    credits as negative lines, finalized at once; ``net < 0`` -> ``-net`` into the customer's
    PRE_PAID wallet (reason ``SUBSCRIPTION_CREDIT_GRANT``; no credit note, never a negative invoice);
    ``net = 0`` -> nothing. The caller's ``key`` names the invoice (``idempotency_key``
-   ``subscription_change|<key>``) or the wallet movement: settling the same key again finds the
-   first and moves nothing.
+   ``subscription_change|<key>``, :func:`settlement_key`) or the wallet movement: settling the
+   same key again finds the first and moves nothing.
 
 Example (by seconds): 30.00 -> 90.00 a month, changed at the middle of a 30-day period: credit
 15.00, charge 45.00, one invoice of 30.00 net. 90.00 -> 30.00: 30.00 into the wallet, no invoice.
@@ -29,7 +35,7 @@ by the credit: no later change or cancellation can credit the same time twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -56,8 +62,9 @@ from billingkit.domain.proration import (
     ProrationLine,
     prorate_charge,
     prorate_credit,
+    stub_reference_period,
 )
-from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
+from billingkit.domain.subscriptions import ProrationBehavior, Subscription, SubscriptionLineItem
 from billingkit.domain.wallets import (
     TransactionReason,
     TransactionReferenceType,
@@ -84,12 +91,20 @@ __all__ = [
     "period_amount",
     "quote_change",
     "settle_change",
+    "settlement_key",
 ]
 
 #: The cause of a change's invoice key and wallet movement key: ``subscription_change|<key>``.
 CHANGE_CAUSE = "subscription_change"
 #: The name of the PRE_PAID wallet made for a net credit when the customer has none.
 WALLET_NAME = "Proration Credit Wallet"
+
+
+def settlement_key(key: str) -> str:
+    """The idempotency key of the invoice or wallet movement settling the change named ``key``:
+    ``subscription_change|<key>``. ``key`` may itself be ``|``-separated parts (``addon_charge|
+    <association>``); each part non-empty and without ``|`` (``ValidationError`` otherwise)."""
+    return movement_key(CHANGE_CAUSE, *key.split("|"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,14 +137,16 @@ def _line(
     prorated: ProrationLine,
     start: datetime,
     end: datetime,
+    *,
+    whole: bool = False,
 ) -> ChangeLine:
     name = line.display_name or price.display_name or line.plan_display_name or line.price_id
-    verb = "Remaining time on" if kind is ProrationKind.CHARGE else "Unused time on"
+    verb = "Remaining time on " if kind is ProrationKind.CHARGE else "Unused time on "
     return ChangeLine(
         kind=kind,
         line_item_id=line.id,
         price_id=line.price_id,
-        display_name=f"{verb} {name}",
+        display_name=name if whole else f"{verb}{name}",
         quantity=line.quantity,
         amount=prorated.amount,
         full_amount=prorated.full_amount,
@@ -173,39 +190,45 @@ def quote_change(
     started: Sequence[SubscriptionLineItem],
     effective: datetime,
     prorate: bool = True,
+    in_full: Collection[str] = (),
 ) -> ChangeQuote:
     """What ending ``ended`` (as they were before the change) and starting ``started`` (as they
     will be) at ``effective`` moves, for stored ``sub`` (see the module doc). Writes nothing.
     ``prorate`` False (``proration_behavior: none``), an ``effective`` outside the current period,
-    or a subscription that is not billing yet: nothing moves. ``InvalidOperation`` for a grouped
-    child (its parent's invoices bill its lines)."""
+    or a subscription that is not billing yet: nothing moves. ``in_full``: ids of started lines
+    charged from their own start (a ``ONETIME`` FIXED ADVANCE one in full). ``InvalidOperation``
+    for a grouped child (its parent's invoices bill its lines)."""
     period = Period(sub.current_period_start, sub.current_period_end)
     nothing = ChangeQuote(sub, effective, period, settle((), (), currency=sub.currency), InvoiceCredits())
     if not prorate or not started_by(sub) or not period.start <= effective < period.end:
         return nothing
     ending = [line for line in ended if is_recurring_advance_fee(line) and _covers(line, effective, period)]
-    starting = [line for line in started if is_recurring_advance_fee(line) and _live_in(line, period)]
+    starting = [line for line in started if _charged(line, in_full) and _live_in(line, period)]
     if not ending and not starting:
         return nothing
     check_settled_alone(sub)
     prices = _prices(uow, [*ending, *starting])
+    basis = _measure(sub, period)
     credits: list[ChangeLine] = []
     if ending:
         paid = paid_for_lines(uow, sub, period)
         for line in ending:
             item = ProratedItem(prices[line.price_id].to_spec(), line.quantity, InvoiceCadence.ADVANCE)
-            credit = prorate_credit(item, period, effective, amount_billed=paid.get(line.id, ZERO))
+            credit = prorate_credit(item, basis, effective, amount_billed=paid.get(line.id, ZERO))
             if credit is not None and credit.amount > ZERO:
                 credits.append(
                     _line(ProrationKind.CREDIT, line, prices[line.price_id], credit, effective, period.end)
                 )
     charges: list[ChangeLine] = []
     for line in starting:
-        at = max(effective, line.start_date or effective)
+        whole = line.id in in_full
+        start = max(period.start if whole else effective, line.start_date or effective)
+        at = basis.start if is_one_time(line) else start
         item = ProratedItem(prices[line.price_id].to_spec(), line.quantity, InvoiceCadence.ADVANCE)
-        charge = prorate_charge(item, period, at)
+        charge = prorate_charge(item, basis, at)
         if charge is not None and charge.amount > ZERO:
-            charges.append(_line(ProrationKind.CHARGE, line, prices[line.price_id], charge, at, period.end))
+            price = prices[line.price_id]
+            charges.append(_line(ProrationKind.CHARGE, line, price, charge, start, period.end, whole=whole))
     rates = load_subscription_tax_rates(uow, [sub], at=ctx.now).get(sub.id, ())
     source = load_invoice_credits(uow, [sub.billed_customer_id]) if charges else InvoiceCredits()
     settlement = settle(
@@ -217,6 +240,27 @@ def quote_change(
         as_of=ctx.now,
     )
     return ChangeQuote(sub, effective, period, settlement, source, rates)
+
+
+def _charged(line: SubscriptionLineItem, in_full: Collection[str]) -> bool:
+    """A started line a change charges: a recurring ADVANCE fee, or a one-time one in ``in_full``."""
+    if is_recurring_advance_fee(line):
+        return True
+    return (
+        line.id in in_full
+        and line.price_type is PriceType.FIXED
+        and line.invoice_cadence is InvoiceCadence.ADVANCE
+    )
+
+
+def _measure(sub: Subscription, period: Period) -> Period:
+    """The period a change in ``period`` is prorated over: ``period``, or the full billing period
+    a first stub is cut from when ``sub`` prorates its stubs (its stub invoice charged that share)."""
+    if sub.proration_behavior is not ProrationBehavior.CREATE_PRORATIONS:
+        return period
+    if sub.trial_end is not None and period.start < sub.trial_end:
+        return period
+    return stub_reference_period(sub.schedule(), period) or period
 
 
 def _covers(line: SubscriptionLineItem, at: datetime, period: Period) -> bool:
@@ -285,7 +329,7 @@ def change_invoice(ctx: Context, quote: ChangeQuote, *, key: str | None = None) 
         period_start=quote.effective,
         period_end=quote.period.end,
         last_computed_at=ctx.now,
-        idempotency_key=None if key is None else movement_key(CHANGE_CAUSE, key),
+        idempotency_key=None if key is None else settlement_key(key),
         taxes=tax_application_records(
             ctx,
             invoice_id=invoice_id,
@@ -309,14 +353,12 @@ class SettledChange:
 
 def settle_change(uow: UnitOfWork, ctx: Context, quote: ChangeQuote, *, key: str) -> SettledChange:
     """Carry out ``quote`` (see the module doc) under idempotency ``key`` (say what the change is
-    and when it took effect: ``<subscription>|<change>|<effective>``): the same key settled before
+    and when it took effect, :func:`settlement_key`): the same key settled before
     -> the first invoice or wallet movement, nothing moved again. ``AlreadyExists`` (409) when
     the subscription already has an update invoice for the same window under another key."""
     sub, settlement = quote.subscription, quote.settlement
     if settlement.invoiced:
-        earlier = uow.invoices.find_one(
-            idempotency_key=movement_key(CHANGE_CAUSE, key), include_archived=True
-        )
+        earlier = uow.invoices.find_one(idempotency_key=settlement_key(key), include_archived=True)
         if earlier is not None:
             return SettledChange(sub, invoice=earlier)
         drafted = change_invoice(ctx, quote, key=key)
@@ -340,7 +382,7 @@ def settle_change(uow: UnitOfWork, ctx: Context, quote: ChangeQuote, *, key: str
             credits=settlement.wallet_credit,
             amount=settlement.wallet_credit,
             reason=TransactionReason.SUBSCRIPTION_CREDIT_GRANT,
-            key=movement_key(CHANGE_CAUSE, key),
+            key=settlement_key(key),
             reference_type=TransactionReferenceType.EXTERNAL,
             reference_id=sub.id,
             description=f"Net credit of the change of subscription {sub.id} at {quote.effective.isoformat()}",

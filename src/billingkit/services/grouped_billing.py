@@ -7,7 +7,7 @@ it (rules in :mod:`billingkit.domain.subscription_inheritance`).
 * :func:`followers`: the parent's children as saved once the parent's billing steps are done
   (its period, anchor and status), written with the parent in the billing run's unit of work;
 * :func:`check_billed_alone`: children have no invoices of their own to preview, nor line
-  changes invoiced or credited on their own (:mod:`billingkit.services.line_item_prorations`);
+  changes invoiced or credited on their own (:mod:`billingkit.services.change_settlements`);
 * :func:`end_children` and :func:`check_cancellable`: a parent cancelled at once ends its
   children with it; a grouped child is cancelled at once, with nothing invoiced or credited on
   its own (:mod:`billingkit.services.subscription_cancel`).

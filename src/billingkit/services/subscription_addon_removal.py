@@ -7,8 +7,9 @@ run bills them until then, and the add-on's allowances count for the periods bef
 grant copies end there and their pending applications for later periods are cancelled. With
 ``proration_behavior`` ``create_prorations`` (default: the subscription's) a recurring add-on
 removed inside the current period of an active subscription gets its unused ADVANCE time back as a
-PRE_PAID wallet credit (:func:`billingkit.services.addon_charges.credit_unused`), at most once per
-association and period. Worked example in ``docs/billing-rules.md``.
+PRE_PAID wallet credit, settled like every mid-period change
+(:mod:`billingkit.services.line_settlements`), at most once per association and period. Worked
+example in ``docs/billing-rules.md``.
 """
 
 from __future__ import annotations
@@ -24,20 +25,28 @@ from billingkit.domain.access import Action
 from billingkit.domain.addon_associations import AddonAssociation, AddonCadence, AddonStatus
 from billingkit.domain.catalog import CreditGrant, CreditGrantScope
 from billingkit.domain.credit_grant_applications import ApplicationStatus, CreditGrantApplication
+from billingkit.domain.money import ZERO
+from billingkit.domain.periods import Period
 from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Status
 from billingkit.domain.subscription_addons import removal_end
-from billingkit.domain.subscriptions import ProrationBehavior, Subscription, SubscriptionStatus
+from billingkit.domain.subscriptions import (
+    ProrationBehavior,
+    Subscription,
+    SubscriptionLineItem,
+    SubscriptionStatus,
+)
 from billingkit.domain.validation import InputModel, NonEmptyStr, UtcDatetime
+from billingkit.domain.wallets import WalletTransaction
 from billingkit.errors import InvalidOperation, NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.addon_charges import AddonCredit, credit_unused
 from billingkit.services.context import Context
 from billingkit.services.credit_grants import credit_grants_of
+from billingkit.services.line_settlements import addon_removal_key, settle_lines
 from billingkit.services.records import build, get_live
 
-__all__ = ["RemoveAddonRequest", "RemovedAddon", "end_addon_grants", "remove_addon"]
+__all__ = ["AddonCredit", "RemoveAddonRequest", "RemovedAddon", "end_addon_grants", "remove_addon"]
 
 ENTITY = "subscription"
 _MESSAGE = "addon removed from subscription successfully"
@@ -54,6 +63,16 @@ class RemoveAddonRequest(InputModel):
     effective_date: UtcDatetime | None = None
     proration_behavior: ProrationBehavior | None = None
     reason: Annotated[str, Field(max_length=255)] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AddonCredit:
+    """What a removal credited: ``amount`` in the subscription's currency (0: nothing), per line
+    (subscription line item id -> amount), and the wallet credit row (``None`` when nothing)."""
+
+    amount: Decimal
+    lines: dict[str, Decimal]
+    transaction: WalletTransaction | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +151,32 @@ def _pending_applications(
             return found
 
 
+def _credit_unused(
+    uow: UnitOfWork,
+    ctx: Context,
+    sub: Subscription,
+    association: AddonAssociation,
+    lines: list[SubscriptionLineItem],
+    end: datetime,
+) -> AddonCredit:
+    """The unused time of ``association``'s ADVANCE fees (``lines`` as they were) from ``end``
+    to the current period's end, credited to the customer's PRE_PAID wallet once per association
+    and period (nothing when ``end`` is outside the current period)."""
+    period = Period(sub.current_period_start, sub.current_period_end)
+    settled = settle_lines(
+        uow,
+        ctx,
+        sub,
+        key=addon_removal_key(association.id, period),
+        effective=end,
+        ended=lines,
+        field="effective_date",
+    )
+    if settled.transaction is None:
+        return AddonCredit(ZERO, {}, None)
+    return AddonCredit(settled.transaction.credit_amount, settled.credits, settled.transaction)
+
+
 def remove_addon(uow: UnitOfWork, ctx: Context, *, data: RemoveAddonRequest) -> RemovedAddon:
     """End an add-on association (see the module doc): its lines end at the effect date, its
     grants stop, and with ``create_prorations`` the unused ADVANCE time is credited.
@@ -155,14 +200,14 @@ def remove_addon(uow: UnitOfWork, ctx: Context, *, data: RemoveAddonRequest) -> 
         )
     end = removal_end(effective, association.start_date)
     own = [line for line in sub.line_items if line.addon_association_id == association.id]
-    credit = AddonCredit(Decimal(0), {}, None)
+    credit = AddonCredit(ZERO, {}, None)
     behaviour = data.proration_behavior or sub.proration_behavior
     if (
         behaviour is ProrationBehavior.CREATE_PRORATIONS
         and association.cadence is AddonCadence.RECURRING
         and sub.subscription_status is SubscriptionStatus.ACTIVE
     ):
-        credit = credit_unused(uow, ctx, sub, association, own, end)
+        credit = _credit_unused(uow, ctx, sub, association, own, end)
     lines = tuple(
         line.model_copy(update={"end_date": max(end, line.start_date or end)})
         if line.addon_association_id == association.id and (line.end_date is None or line.end_date > end)

@@ -18,11 +18,13 @@ Rules (``docs/billing-rules.md`` has worked examples; the pure ones are in
   subscription-owned prices, :mod:`billingkit.services.price_overrides`) apply to the add-on's
   lines; every invoice prices a line by the price it names, so overrides hold on every invoice.
 * Added to a running subscription during its current period: FIXED ADVANCE lines are charged at
-  once (:mod:`billingkit.services.addon_charges`) for a ``onetime`` add-on, and for a ``recurring``
-  one with ``proration_behavior`` ``create_prorations`` (default: the subscription's); otherwise
-  the add-on bills from the next period. Removal ends the lines and the association at
-  ``effective_date`` (default: the current period's end); with ``create_prorations`` the unused
-  ADVANCE time of a recurring add-on is credited to the customer's PRE_PAID wallet.
+  once for a ``onetime`` add-on (the whole period), and for a ``recurring`` one with
+  ``proration_behavior`` ``create_prorations`` (default: the subscription's; from its start),
+  settled like every mid-period change (:mod:`billingkit.services.line_settlements`: one
+  ``ONE_OFF`` invoice, key ``addon_charge|<association>``); otherwise the add-on bills from the
+  next period. Removal ends the lines and the association at ``effective_date`` (default: the
+  current period's end); with ``create_prorations`` the unused ADVANCE time of a recurring add-on
+  is credited to the customer's PRE_PAID wallet.
 * Entitlements: the add-on's metered allowances count in the billing of every period the
   association overlaps (:mod:`billingkit.services.addon_allowances`). Credit grants: each of the
   add-on's live grants is copied as a grant of the subscription (metadata ``addon_id``,
@@ -67,12 +69,12 @@ from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr, UtcD
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.addon_charges import charge_added_lines
 from billingkit.services.context import Context
 from billingkit.services.credit_grant_applications import start_grants
 from billingkit.services.credit_grants import credit_grants_of
 from billingkit.services.entitlements import entitlements_of
 from billingkit.services.invoicing import supported_allowance
+from billingkit.services.line_settlements import addon_charge_key, settle_lines
 from billingkit.services.owned_prices import prices_of
 from billingkit.services.price_overrides import OverrideLineItem, override_lines
 from billingkit.services.records import build, get_live, new_fields
@@ -364,7 +366,18 @@ def add_addon(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedA
     behaviour = data.proration_behavior or sub.proration_behavior
     charged_now = data.cadence is AddonCadence.ONETIME or behaviour is ProrationBehavior.CREATE_PRORATIONS
     if charged_now and sub.subscription_status is SubscriptionStatus.ACTIVE:
-        updated, invoice = charge_added_lines(uow, ctx, updated, lines, association=association)
+        whole = [line.id for line in lines] if data.cadence is AddonCadence.ONETIME else []
+        settled = settle_lines(
+            uow,
+            ctx,
+            updated,
+            key=addon_charge_key(association.id),
+            effective=max(association.start_date, sub.current_period_start),
+            started=lines,
+            in_full=whole,
+            field="start_date",
+        )
+        updated, invoice = settled.subscription, settled.invoice
     start_grants(uow, ctx, updated, grants)
     saved = uow.subscriptions.update(updated.model_copy(update=ctx.touch()), expected_version=sub.version)
     record_line_items(uow, ctx, lines)

@@ -1,8 +1,9 @@
 """A subscription's line items beyond the plan's: extra lines and overrides on create, and
 adding, changing and ending lines afterwards.
 
-Rules (the pure ones are in :mod:`billingkit.domain.line_item_rules`; money moved at once in
-:mod:`billingkit.services.line_item_prorations`; ``docs/billing-rules.md`` has worked examples):
+Rules (the pure ones are in :mod:`billingkit.domain.line_item_rules`; money moved at once is
+settled like every mid-period change, :mod:`billingkit.services.line_settlements`;
+``docs/billing-rules.md`` has worked examples):
 
 * **A new line** names exactly one of ``price_id`` (a live price of a plan, an add-on or this
   subscription) and ``price`` (made for this subscription, ``entity_type`` ``SUBSCRIPTION``). Its
@@ -22,9 +23,10 @@ Rules (the pure ones are in :mod:`billingkit.domain.line_item_rules`; money move
   and starts a replacement line there with a subscription-owned price (``parent_price_id``: the
   old price): the reference's behaviour, so each invoice line names one price and quantity. With
   ``create_prorations`` the old line's unused time is credited and the new one charged for the
-  rest of the period. Lines nothing has been billed for (drafts, trials, lines starting in a later
-  period, one-time lines not invoiced yet) change in place. ``metadata`` and commitment changes
-  are made in place. ``end_date`` edits follow spec rule 7.
+  rest of the period, netted: one invoice for a net charge (the credit a negative line on it),
+  one wallet credit for a net credit. Lines nothing has been billed for (drafts, trials, lines
+  starting in a later period, one-time lines not invoiced yet) change in place. ``metadata`` and
+  commitment changes are made in place. ``end_date`` edits follow spec rule 7.
 * **Deleting** ends the line at ``effective_from`` (default now), or at its start when it has not
   started; it is kept for history and no longer billed (ARREAR usage is measured up to the end).
   A draft's line is removed outright (nothing was billed; activation would move its start past
@@ -61,7 +63,7 @@ from billingkit.domain.line_item_rules import (
     started_by,
 )
 from billingkit.domain.money import ZERO
-from billingkit.domain.periods import InvoiceCadence
+from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import (
     ProrationBehavior,
@@ -74,7 +76,6 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.context import Context
 from billingkit.services.entitlement_overrides import override_entitlements
-from billingkit.services.line_item_prorations import charge_now, credit_unused
 from billingkit.services.line_item_requests import (
     COMMITMENT_FIELDS,
     CommitmentFields,
@@ -83,6 +84,7 @@ from billingkit.services.line_item_requests import (
     LineItemUpdate,
     OverrideEntitlement,
 )
+from billingkit.services.line_settlements import line_charge_key, line_end_key, settle_lines
 from billingkit.services.owned_prices import add_owned_price
 from billingkit.services.price_overrides import OverrideLineItem, override_lines, override_price
 from billingkit.services.records import get_live
@@ -131,8 +133,8 @@ def line_item_dict(sub: Subscription, line: SubscriptionLineItem) -> dict[str, A
 class LineItemChange:
     """What a line item operation did: ``line_item`` (new, changed, replacing or ended), the
     ``subscription`` as saved, the ``invoice`` issued at once (a proration charge or a one-time
-    charge; None when none) and ``credited``, the amount paid into the customer's PRE_PAID wallet
-    for unused time (None when none)."""
+    charge, or a change's net charge; None when none) and ``credited``, the amount paid into the
+    customer's PRE_PAID wallet for unused time (a change's net credit; None when none)."""
 
     subscription: Subscription
     line_item: SubscriptionLineItem
@@ -381,7 +383,17 @@ def add_line_item(
     invoice = None
     if _charged_at_once(sub, line, data.proration_behavior):
         assert line.start_date is not None  # built lines always have one
-        updated, invoice = charge_now(uow, ctx, updated, [line], effective=line.start_date)
+        settled = settle_lines(
+            uow,
+            ctx,
+            updated,
+            key=line_charge_key(line.id),
+            effective=max(line.start_date, sub.current_period_start),
+            started=[line],
+            in_full=[line.id] if is_one_time(line) else [],
+            field="start_date",
+        )
+        updated, invoice = settled.subscription, settled.invoice
     saved = _save(uow, ctx, sub, updated)
     record_line_items(uow, ctx, [line])
     return LineItemChange(saved, line, invoice)
@@ -447,9 +459,17 @@ def _replace(
     updated = _with_line(sub, line.model_copy(update={"end_date": at}), replacement)
     invoice = credited = None
     if data.proration_behavior is ProrationBehavior.CREATE_PRORATIONS and is_recurring_advance_fee(line):
-        credited = credit_unused(uow, ctx, sub, line, effective=at)
-        if at < sub.current_period_end:
-            updated, invoice = charge_now(uow, ctx, updated, [replacement], effective=at)
+        settled = settle_lines(
+            uow,
+            ctx,
+            updated,
+            key=line_end_key(line.id, Period(sub.current_period_start, sub.current_period_end)),
+            effective=at,
+            ended=[line],
+            started=[replacement],
+            field="effective_from",
+        )
+        updated, invoice, credited = settled.subscription, settled.invoice, settled.credited
     saved = _save(uow, ctx, sub, updated)
     record_line_items(uow, ctx, [replacement])
     return LineItemChange(saved, replacement, invoice, credited)
@@ -505,8 +525,17 @@ def delete_line_item(
         return LineItemChange(saved, line)
     end = deletion_end(sub, line, data.effective_from or ctx.now)
     ended = line.model_copy(update={"end_date": end})
-    credited = None
+    updated, credited = _with_line(sub, ended), None
     if data.proration_behavior is ProrationBehavior.CREATE_PRORATIONS:
-        credited = credit_unused(uow, ctx, sub, line, effective=end)
-    saved = _save(uow, ctx, sub, _with_line(sub, ended))
+        settled = settle_lines(
+            uow,
+            ctx,
+            updated,
+            key=line_end_key(line.id, Period(sub.current_period_start, sub.current_period_end)),
+            effective=end,
+            ended=[line],
+            field="effective_from",
+        )
+        updated, credited = settled.subscription, settled.credited
+    saved = _save(uow, ctx, sub, updated)
     return LineItemChange(saved, ended, None, credited)
