@@ -59,8 +59,8 @@ class LineChange:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "change_action": self.action.value,
             "id": self.line.id,
+            "change_action": self.action.value,
             "price_id": self.line.price_id,
             "quantity": str(self.line.quantity),
             "start_date": iso(self.line.start_date),
@@ -139,8 +139,8 @@ class PlanChangeResult:
         if self.invoice is not None:
             out.append(
                 {
-                    "action": "created",
                     "id": self.invoice.id,
+                    "action": "created",
                     "status": status,
                     "invoice": self.invoice.to_dict(),
                 }
@@ -148,8 +148,8 @@ class PlanChangeResult:
         if self.wallet_transaction is not None:
             out.append(
                 {
-                    "action": "wallet_credit",
                     "id": self.wallet_transaction.id,
+                    "action": "wallet_credit",
                     "status": status,
                     "wallet_transaction": self.wallet_transaction.to_dict(),
                 }
@@ -169,8 +169,8 @@ class PlanChangeResult:
                 "line_items": [change.to_dict() for change in self.line_changes],
                 "subscriptions": [
                     {
-                        "action": "updated",
                         "id": sub.id,
+                        "action": "updated",
                         "status": sub.subscription_status.value,
                         "current_period_end": iso(sub.current_period_end),
                         "trial_end": iso(sub.trial_end),

@@ -67,18 +67,17 @@ from billingkit.domain.wallets import (
     TransactionType,
     WalletStatus,
     WalletType,
-    movement_key,
 )
 from billingkit.errors import BillingError, IdempotencyConflict, InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.change_settlements import (
-    CHANGE_CAUSE,
     ChangeQuote,
     change_invoice,
     period_amount,
     quote_change,
     settle_change,
+    settlement_key,
 )
 from billingkit.services.context import Context
 from billingkit.services.invoicing import load_snapshot
@@ -406,7 +405,7 @@ def _wallet_preview(
         credit_amount=amount,
         amount=amount,
         transaction_reason=TransactionReason.SUBSCRIPTION_CREDIT_GRANT,
-        idempotency_key=movement_key(CHANGE_CAUSE, key),
+        idempotency_key=settlement_key(key),
         reference_type=TransactionReferenceType.EXTERNAL,
         reference_id=sub.id,
         description=f"Net credit of the change of subscription {sub.id} at {change.effective.isoformat()}",
@@ -433,8 +432,8 @@ def preview_plan_change(
     """What :func:`change_plan` would do with ``data`` now, written nowhere: the subscription as
     it would be, the lines, and the invoice (status ``preview``) or wallet credit. With an
     idempotency key already used for this request: the answer that change gave. Raises as
-    :func:`change_plan`."""
-    ctx.require(ENTITY, Action.READ)
+    :func:`change_plan`. Takes ``subscription:write``, as a modify preview does."""
+    ctx.require(ENTITY, Action.WRITE)
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     if (earlier := _earlier(uow, sub, data)) is not None:
         return earlier

@@ -4,34 +4,20 @@ named as the reference names them."""
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from billingkit.domain.subscription_changes import SubscriptionChangeType
 from billingkit.domain.subscriptions import SubscriptionStatus
-from billingkit.http.schemas.base import DecimalString, Timestamp, WireModel
-from billingkit.http.schemas.billing import InvoiceResponse, SubscriptionResponse
-from billingkit.http.schemas.wallets import WalletTransactionResponse
-from billingkit.services.plan_change_answers import EntityChangeBehaviour, LineAction
+from billingkit.http.schemas.base import Timestamp, WireModel
+from billingkit.http.schemas.billing import SubscriptionResponse
+from billingkit.http.schemas.subscription_modify import ChangedInvoiceResponse, ChangedLineItemResponse
+from billingkit.services.plan_change_answers import EntityChangeBehaviour
 
 __all__ = [
-    "ChangedInvoice",
-    "ChangedLineItem",
     "ChangedResources",
     "ChangedSubscription",
     "EntityChangeResult",
     "PlanSummary",
     "SubscriptionChangeV2Response",
 ]
-
-
-class ChangedInvoiceAction(StrEnum):
-    CREATED = "created"
-    WALLET_CREDIT = "wallet_credit"
-
-
-class ChangedInvoiceStatus(StrEnum):
-    PREVIEW = "preview"
-    ISSUED = "issued"
 
 
 class PlanSummary(WireModel):
@@ -43,43 +29,21 @@ class PlanSummary(WireModel):
     name: str
 
 
-class ChangedInvoice(WireModel):
-    """The money of the change: ``created`` with the ``invoice`` of a net charge, or
-    ``wallet_credit`` with the ``wallet_transaction`` of a net credit; ``status`` ``issued``
-    (execute) or ``preview`` (nothing stored)."""
-
-    action: ChangedInvoiceAction
-    id: str
-    status: ChangedInvoiceStatus
-    invoice: InvoiceResponse | None = None
-    wallet_transaction: WalletTransactionResponse | None = None
-
-
-class ChangedLineItem(WireModel):
-    """A line item the change ``created``, ``updated`` (carried to the new plan's price) or
-    ``ended``, as the change leaves it."""
-
-    change_action: LineAction
-    id: str
-    price_id: str
-    quantity: DecimalString
-    start_date: Timestamp | None
-    end_date: Timestamp | None
-
-
 class ChangedSubscription(WireModel):
     """The subscription the change ``updated`` (in place: always the same one)."""
 
-    action: str
     id: str
+    action: str
     status: SubscriptionStatus
     current_period_end: Timestamp
     trial_end: Timestamp | None
 
 
 class ChangedResources(WireModel):
-    invoices: list[ChangedInvoice]
-    line_items: list[ChangedLineItem]
+    """What the change touched; the invoice and line item entries are the modify routes' shapes."""
+
+    invoices: list[ChangedInvoiceResponse]
+    line_items: list[ChangedLineItemResponse]
     subscriptions: list[ChangedSubscription]
 
 
