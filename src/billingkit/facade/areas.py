@@ -35,6 +35,7 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
+    plan_change_in_place,
     subscription_addon_removal,
     subscription_addons,
     subscription_cancel,
@@ -208,6 +209,16 @@ class Subscriptions(Area):
     #: proration_behavior=, cancel_immediately_invoice_policy=, reason=)``: a ``CancellationResult``.
     cancel = IdRequestOp(
         subscription_cancel.cancel_subscription, subscription_cancel.CancelSubscriptionRequest
+    )
+    #: Change plan in place: ``change_plan(id, target_plan_id=..., proration_behavior=
+    #: "create_prorations" | "none", change_at="immediate" | "end_of_period", idempotency_key=...,
+    #: entity_policies={"addons": {"default_behaviour": "carry" | "drop"}})`` -> ``PlanChangeResult``;
+    #: ``preview_plan_change(id, ...)`` answers the same and writes nothing.
+    change_plan = IdRequestOp(
+        plan_change_in_place.change_plan, plan_change_in_place.PlanChangeRequest, conflict_retries=1
+    )
+    preview_plan_change = IdRequestOp(
+        plan_change_in_place.preview_plan_change, plan_change_in_place.PlanChangeRequest
     )
     #: One subscription's schedules (``ScheduleList``), newest first.
     schedules = IdOp(subscription_schedules.list_subscription_schedules)

@@ -30,6 +30,7 @@ from billingkit.http.routes import (
     invoices,
     meters,
     payments,
+    plan_change_in_place,
     plan_price_sync,
     plans,
     price_units,
@@ -94,6 +95,7 @@ def build_app(
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
         subscription_pauses,
+        plan_change_in_place,
         subscription_entitlements,
         subscription_line_items,
         subscription_modify,

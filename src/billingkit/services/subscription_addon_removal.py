@@ -46,7 +46,7 @@ from billingkit.services.credit_grants import credit_grants_of
 from billingkit.services.line_settlements import addon_removal_key, settle_lines
 from billingkit.services.records import build, get_live
 
-__all__ = ["AddonCredit", "RemoveAddonRequest", "RemovedAddon", "remove_addon"]
+__all__ = ["AddonCredit", "RemoveAddonRequest", "RemovedAddon", "end_addon_grants", "remove_addon"]
 
 ENTITY = "subscription"
 _MESSAGE = "addon removed from subscription successfully"
@@ -89,11 +89,11 @@ class RemovedAddon:
         return _MESSAGE
 
 
-def _end_grants(
+def end_addon_grants(
     uow: UnitOfWork, ctx: Context, sub: Subscription, association: AddonAssociation, end: datetime
 ) -> None:
     """End the association's grant copies at ``end`` and cancel their pending applications for
-    periods starting then or later."""
+    periods starting then or later (also used when a plan change drops the add-on)."""
     copies = [
         g
         for g in credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id)
@@ -229,6 +229,6 @@ def remove_addon(uow: UnitOfWork, ctx: Context, *, data: RemoveAddonRequest) -> 
     saved = uow.subscriptions.update(
         sub.model_copy(update={**ctx.touch(), "line_items": lines}), expected_version=sub.version
     )
-    _end_grants(uow, ctx, sub, association, end)
+    end_addon_grants(uow, ctx, sub, association, end)
     notifications.notify(uow, ctx, "subscription.updated", saved, uow.customers.find(saved.customer_id))
     return RemovedAddon(removed, saved, credit)
