@@ -35,6 +35,7 @@ from billingkit.services import (
     notifications,
     payment_attempts,
     payments,
+    plan_change_replace,
     subscription_addon_removal,
     subscription_addons,
     subscription_cancel,
@@ -198,6 +199,14 @@ class Subscriptions(Area):
     #: proration_behavior=, cancel_immediately_invoice_policy=, reason=)``: a ``CancellationResult``.
     cancel = IdRequestOp(
         subscription_cancel.cancel_subscription, subscription_cancel.CancelSubscriptionRequest
+    )
+    #: Plan change v1 (a new subscription replaces this one): ``change(id, target_plan_id=...,
+    #: billing_cadence="RECURRING", billing_cycle="anniversary", billing_period="MONTHLY",
+    #: proration_behavior="create_prorations", change_at="immediate" | "end_of_period")`` →
+    #: ``PlanChangeResult``; ``preview_change(id, ...)`` → ``PlanChangePreview``, writes nothing.
+    change = IdRequestOp(plan_change_replace.change_plan, plan_change_replace.PlanChangeRequest)
+    preview_change = IdRequestOp(
+        plan_change_replace.preview_plan_change, plan_change_replace.PlanChangeRequest
     )
     #: One subscription's schedules (``ScheduleList``), newest first.
     schedules = IdOp(subscription_schedules.list_subscription_schedules)

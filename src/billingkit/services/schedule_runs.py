@@ -28,6 +28,7 @@ from typing import cast
 from billingkit.domain.resources import Record
 from billingkit.domain.subscription_schedules import ScheduleStatus, SubscriptionSchedule
 from billingkit.ports import UnitOfWork
+from billingkit.services import plan_change_replace
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
 
@@ -37,7 +38,9 @@ __all__ = ["EXECUTORS", "ScheduleExecutor", "failed", "run_due_schedules"]
 ScheduleExecutor = Callable[[UnitOfWork, Context, SubscriptionSchedule], SubscriptionSchedule]
 
 #: Executor name (``configuration["executor"]``, default the schedule type) -> executor.
-EXECUTORS: Mapping[str, ScheduleExecutor] = MappingProxyType({})
+EXECUTORS: Mapping[str, ScheduleExecutor] = MappingProxyType(
+    {plan_change_replace.EXECUTOR: plan_change_replace.run_scheduled_change}
+)
 
 
 def executor_name(schedule: SubscriptionSchedule) -> str:
