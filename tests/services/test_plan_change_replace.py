@@ -89,16 +89,27 @@ def test_an_upgrade_cancels_the_old_subscription_and_nets_its_unused_time_on_the
     assert new.trial_end is None
     (netted,) = w.invoices(new)
     assert netted.billing_reason is BillingReason.SUBSCRIPTION_UPDATE
-    assert _amounts(netted) == [("Remaining time on Max", D("90.00")), ("Unused time on Plan 30.00", D("-15.00"))]
+    assert _amounts(netted) == [
+        ("Remaining time on Max", D("90.00")),
+        ("Unused time on Plan 30.00", D("-15.00")),
+    ]
     assert (netted.subtotal, netted.total) == (D("75.00"), D("75.00"))
     assert (netted.period_start, netted.period_end) == (june(16), at(7, 16))
     assert result.invoice is not None and result.invoice.id == netted.id
     figures = result.proration
-    assert (figures.credit_amount, figures.charge_amount, figures.net_amount) == (D("15.00"), D("90.00"), D("75.00"))
+    assert (figures.credit_amount, figures.charge_amount, figures.net_amount) == (
+        D("15.00"),
+        D("90.00"),
+        D("75.00"),
+    )
     assert (figures.days_used, figures.days_remaining) == (15, 15)
 
     (row,) = _change_rows(w, old.id)
-    assert (row.change_kind, row.new_subscription_id, row.invoice_id) == (ChangeKind.PLAN_CHANGE, new.id, netted.id)
+    assert (row.change_kind, row.new_subscription_id, row.invoice_id) == (
+        ChangeKind.PLAN_CHANGE,
+        new.id,
+        netted.id,
+    )
     assert (row.from_plan_id, row.to_plan_id, row.change_type.value) == (old.plan_id, target, "upgrade")
     assert len(w.events("subscription.cancelled", old)) == 1
     assert len(w.events("subscription.created", new)) == 1
@@ -159,7 +170,11 @@ def test_the_preview_equals_the_execution_and_writes_nothing(world: World, stora
     assert wire["change_type"] == "upgrade"
     assert (wire["current_plan"]["id"], wire["target_plan"]["id"]) == (old.plan_id, target)
     details = wire["proration_details"]
-    assert (details["credit_amount"], details["charge_amount"], details["net_amount"]) == ("15.00", "90.00", "75.00")
+    assert (details["credit_amount"], details["charge_amount"], details["net_amount"]) == (
+        "15.00",
+        "90.00",
+        "75.00",
+    )
     assert (details["days_used"], details["days_remaining"]) == (15, 15)
     invoice = wire["next_invoice_preview"]
     assert (invoice["subtotal"], D(invoice["tax_amount"]), invoice["total"]) == ("75.00", 0, "75.00")
@@ -270,7 +285,11 @@ def test_a_trialing_subscription_changes_without_credit(world: World) -> None:
     w = world
     plan_id = _plan(w, "Plan 30.00", "30.00")
     old = w.s.subscriptions.create(
-        customer_id=w.customer.id, plan_id=plan_id, currency="usd", billing_period="MONTHLY", trial_period_days=14
+        customer_id=w.customer.id,
+        plan_id=plan_id,
+        currency="usd",
+        billing_period="MONTHLY",
+        trial_period_days=14,
     )
     target = _plan(w, "Max", "90.00")
     w.clock.set(june(5))

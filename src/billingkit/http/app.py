@@ -30,6 +30,7 @@ from billingkit.http.routes import (
     invoices,
     meters,
     payments,
+    plan_change_replace,
     plan_price_sync,
     plans,
     price_units,
@@ -92,6 +93,7 @@ def build_app(
         cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        plan_change_replace,
         subscription_pauses,
         subscription_entitlements,
         subscription_line_items,
