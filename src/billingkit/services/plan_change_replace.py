@@ -35,16 +35,14 @@ the new subscription's opening invoice is 90.00 - 15.00 = 75.00 (``SUBSCRIPTION_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
 from billingkit.domain.access import Action
 from billingkit.domain.cancellation import (
-    METADATA_KEYS,
     CancelInvoicePolicy,
     CancellationType,
     check_single_period,
@@ -52,9 +50,6 @@ from billingkit.domain.cancellation import (
 )
 from billingkit.domain.catalog import Plan, Price
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
-from billingkit.domain.change_settlement import ChangeLine, settle
-from billingkit.domain.coupon_associations import CouponAssociation
-from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule, Period
 from billingkit.domain.queries import Filter, Op
@@ -68,7 +63,6 @@ from billingkit.domain.subscription_changes import (
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import (
     PauseStatus,
-    PaymentBehavior,
     ProrationBehavior,
     Subscription,
     SubscriptionLineItem,
@@ -79,16 +73,10 @@ from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
 from billingkit.errors import BillingError, InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.change_settlements import (
-    ChangeQuote,
-    SettledChange,
-    period_amount,
-    quote_change,
-    settle_change,
-)
+from billingkit.services.change_settlements import period_amount, quote_change
 from billingkit.services.context import Context
-from billingkit.services.invoicing import Snapshot
 from billingkit.services.owned_prices import prices_of
+from billingkit.services.plan_change_openings import ReplacementOpening, opening_invoice, replacement_request
 from billingkit.services.plan_change_results import (
     NewBillingCycle,
     PlanChangePreview,
@@ -98,13 +86,7 @@ from billingkit.services.plan_change_results import (
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
 from billingkit.services.subscription_phases import phases_of
-from billingkit.services.subscription_setup import (
-    find_customer,
-    find_plan,
-    matching_prices,
-    open_subscription,
-    plan_line_items,
-)
+from billingkit.services.subscription_setup import find_customer, find_plan, matching_prices, plan_line_items
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 
 __all__ = [
@@ -283,151 +265,21 @@ def _check(
     return _Target(plan, classify_change(current, period_amount(uow, lines, sub.currency)), effective)
 
 
-# -- the new subscription -------------------------------------------------------------------------
-
-
-def _create_request(
-    sub: Subscription, data: PlanChangeRequest, *, start: datetime, preview: bool
-) -> SubscriptionCreate:
-    """The new subscription: ``sub``'s terms carried, the request's plan and schedule, no trial.
-    A preview never charges a card: its payment behaviour is ``default_active``."""
-    metadata = {key: value for key, value in sub.metadata.items() if key not in METADATA_KEYS}
-    fields: dict[str, Any] = {
-        "customer_id": sub.customer_id,
-        "plan_id": data.target_plan_id,
-        "currency": sub.currency,
-        "billing_period": data.billing_period,
-        "billing_period_count": data.billing_period_count,
-        "billing_cycle": data.billing_cycle,
-        "start_date": start,
-        "trial_period_days": 0,
-        "collection_method": sub.collection_method,
-        "payment_behavior": PaymentBehavior.DEFAULT_ACTIVE if preview else sub.payment_behavior,
-        "payment_terms": sub.payment_terms,
-        "proration_behavior": sub.proration_behavior,
-        "commitment_amount": sub.commitment_amount,
-        "commitment_duration": sub.commitment_duration,
-        "overage_factor": sub.overage_factor,
-        "enable_true_up": sub.enable_true_up,
-        "gateway_payment_method_id": sub.gateway_payment_method_id,
-        "lookup_key": sub.lookup_key,
-        "timezone": sub.timezone,
-        "metadata": {**metadata, **data.metadata},
-    }
-    return SubscriptionCreate.model_validate({k: v for k, v in fields.items() if v is not None})
-
-
-def _carry_associations(uow: UnitOfWork, ctx: Context, old: Subscription, new: Subscription) -> None:
-    """``old``'s whole-subscription coupons and its tax associations, still in force at ``new``'s
-    start, copied onto ``new``. A coupon keeps its window and the invoices it has discounted
-    (a ``once`` coupon already used stays used) and is no new redemption."""
-    start = new.start_date
-    coupons = [
-        item
-        for item in list_where_in(uow.coupon_associations, "subscription_id", [old.id])
-        if item.subscription_line_item_id is None and (item.end_date is None or item.end_date > start)
-    ]
-    uow.coupon_associations.add_many(
-        [
-            CouponAssociation(
-                id=ctx.ids.new("coupon_assoc"),
-                **ctx.stamp(),
-                coupon_id=item.coupon_id,
-                subscription_id=new.id,
-                start_date=max(item.start_date, start),
-                end_date=item.end_date,
-                applications=item.applications,
-                metadata={**item.metadata, "carried_from": item.id},
-            )
-            for item in coupons
-        ]
-    )
-    taxes = [
-        item
-        for item in list_where_in(uow.tax_associations, "entity_id", [old.id])
-        if item.end_date is None or item.end_date > start
-    ]
-    uow.tax_associations.add_many(
-        [
-            item.model_copy(
-                update={
-                    "id": ctx.ids.new("taxassoc"),
-                    **ctx.stamp(),
-                    "entity_id": new.id,
-                    "start_date": max(item.start_date, start),
-                }
-            )
-            for item in taxes
-        ]
-    )
-
-
-class _Opening:
-    """Opens the new subscription (``create_subscription``'s ``open_with``): carries ``old``'s
-    associations, then either nets ``credits`` (the old unused time) against the new first-period
-    ADVANCE fees in one settlement under ``key``, or issues the usual opening invoice.
-    ``quote`` and ``settled`` tell what it did."""
-
-    def __init__(self, old: Subscription, credits: Sequence[ChangeLine], *, prorate: bool, key: str) -> None:
-        self.old, self.credits, self.prorate, self.key = old, tuple(credits), prorate, key
-        self.quote: ChangeQuote | None = None
-        self.settled: SettledChange | None = None
-
-    def __call__(self, uow: UnitOfWork, ctx: Context, sub: Subscription, snapshot: Snapshot) -> Subscription:
-        _carry_associations(uow, ctx, self.old, sub)
-        if sub.subscription_status is not SubscriptionStatus.ACTIVE:
-            return sub
-        opening = quote_change(
-            uow, ctx, sub, ended=(), started=sub.line_items, effective=sub.current_period_start
-        )
-        if not self.prorate:
-            self.quote = opening
-            # Reloaded: the carried coupons and taxes are the new subscription's now.
-            return open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE)
-        settlement = settle(
-            opening.charges,
-            self.credits,
-            currency=sub.currency,
-            tax_rates=[applied.rate.to_core() for applied in opening.tax_rates],
-            credit_sources=opening.credits_source.sources(sub.billed_customer_id, sub.currency),
-            as_of=ctx.now,
-        )
-        self.quote = ChangeQuote(
-            sub, opening.effective, opening.period, settlement, opening.credits_source, opening.tax_rates
-        )
-        self.settled = settle_change(uow, ctx, self.quote, key=self.key)
-        return self.settled.subscription
-
-
 # -- carrying a change out ------------------------------------------------------------------------
 
 
-def _figures(
-    old: Subscription, effective: datetime, credits: Sequence[ChangeLine], opening: _Opening | None
-) -> ProrationFigures:
-    credit = sum((line.amount for line in credits), ZERO)
-    charge = ZERO if opening is None or opening.quote is None else opening.quote.settlement.charge_total
-    return ProrationFigures(
-        currency=old.currency,
-        proration_date=effective,
-        period=Period(old.current_period_start, old.current_period_end),
-        credit_amount=credit,
-        charge_amount=charge,
-        credit_description=f"Unused time on plan {old.plan_id}" if credit else "",
-        charge_description="First period of the new plan" if charge else "",
-    )
-
-
-def _opening_invoice(uow: UnitOfWork, opening: _Opening, new: Subscription) -> Invoice | None:
-    """The new subscription's opening invoice as it stands after ``settle_opening``."""
-    if opening.settled is not None:
-        issued = opening.settled.invoice
-        return None if issued is None else uow.invoices.find(issued.id)
-    return uow.invoices.find_one(
-        subscription_id=new.id,
-        billing_reason=BillingReason.SUBSCRIPTION_CREATE,
-        period_start=new.current_period_start,
-        period_end=new.current_period_end,
+def _replacement(
+    sub: Subscription, data: PlanChangeRequest, *, start: datetime, preview: bool
+) -> SubscriptionCreate:
+    return replacement_request(
+        sub,
+        plan_id=data.target_plan_id,
+        billing_period=data.billing_period,
+        billing_period_count=data.billing_period_count,
+        billing_cycle=data.billing_cycle,
+        metadata=data.metadata,
+        start=start,
+        preview=preview,
     )
 
 
@@ -473,7 +325,7 @@ def _replace(
     target: _Target,
     *,
     preview: bool,
-) -> tuple[PlanChangeResult, _Opening]:
+) -> tuple[PlanChangeResult, ReplacementOpening]:
     """Cancel ``sub`` now and open its replacement (see the module doc). Writes in ``uow``."""
     now = target.effective
     credits = quote_change(
@@ -490,11 +342,11 @@ def _replace(
             reason=CANCELLATION_REASON,
         ),
     ).subscription
-    opening = _Opening(sub, credits, prorate=data.prorate, key=f"{sub.id}:{EXECUTOR}:{iso(now)}")
+    opening = ReplacementOpening(sub, credits, prorate=data.prorate, key=f"{sub.id}:{EXECUTOR}:{iso(now)}")
     new = create_subscription(
         uow,
         ctx,
-        data=_create_request(sub, data, start=now, preview=preview),
+        data=_replacement(sub, data, start=now, preview=preview),
         renewal_notice=ctx.settings.renewal_notice,
         open_with=opening,
     )
@@ -502,9 +354,11 @@ def _replace(
         old_subscription=cancelled,
         change_type=target.change_type,
         effective_date=now,
-        proration=_figures(sub, now, credits, opening),
+        proration=ProrationFigures.of(
+            sub, now, credit=sum((c.amount for c in credits), ZERO), charge=opening.charge_total
+        ),
         new_subscription=new,
-        invoice=_opening_invoice(uow, opening, new),
+        invoice=opening_invoice(uow, opening, new),
         transaction=None if opening.settled is None else opening.settled.transaction,
         metadata=dict(data.metadata),
     )
@@ -536,7 +390,7 @@ def _schedule(
         old_subscription=sub,
         change_type=target.change_type,
         effective_date=target.effective,
-        proration=_figures(sub, target.effective, (), None),
+        proration=ProrationFigures.of(sub, target.effective),
         schedule=schedule,
         metadata=dict(data.metadata),
     )
@@ -609,7 +463,7 @@ def preview_plan_change(
             current_plan=current,
             target_plan=target.plan,
             change_type=target.change_type,
-            proration=_figures(sub, target.effective, (), None),
+            proration=ProrationFigures.of(sub, target.effective),
             effective_date=target.effective,
             new_cycle=NewBillingCycle(
                 schedule.first_period(target.effective),
@@ -696,16 +550,11 @@ def run_scheduled_change(
         sub.model_copy(update={**ending.changes, **ctx.touch()}), expected_version=sub.version
     )
     notifications.notify(uow, ctx, "subscription.updated", old, uow.customers.find(old.customer_id))
-    opening = _Opening(sub, (), prorate=False, key=f"{sub.id}:{EXECUTOR}:{iso(boundary)}")
+    opening = ReplacementOpening(sub, (), prorate=False, key=f"{sub.id}:{EXECUTOR}:{iso(boundary)}")
     new = create_subscription(
         uow,
         ctx,
-        data=_create_request(
-            sub,
-            data.model_copy(update={"proration_behavior": ProrationBehavior.NONE}),
-            start=boundary,
-            preview=False,
-        ),
+        data=_replacement(sub, data, start=boundary, preview=False),
         renewal_notice=ctx.settings.renewal_notice,
         open_with=opening,
     )
@@ -713,9 +562,9 @@ def run_scheduled_change(
         old_subscription=old,
         change_type=target.change_type,
         effective_date=boundary,
-        proration=_figures(sub, boundary, (), None),
+        proration=ProrationFigures.of(sub, boundary),
         new_subscription=new,
-        invoice=_opening_invoice(uow, opening, new),
+        invoice=opening_invoice(uow, opening, new),
         metadata=dict(data.metadata),
     )
     _record(uow, ctx, result, target, schedule_id=schedule.id)

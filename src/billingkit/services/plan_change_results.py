@@ -63,6 +63,21 @@ class ProrationFigures:
     credit_description: str = ""
     charge_description: str = ""
 
+    @classmethod
+    def of(
+        cls, old: Subscription, effective: datetime, *, credit: Decimal = ZERO, charge: Decimal = ZERO
+    ) -> ProrationFigures:
+        """The figures of replacing ``old`` at ``effective``, over its current period."""
+        return cls(
+            currency=old.currency,
+            proration_date=effective,
+            period=Period(old.current_period_start, old.current_period_end),
+            credit_amount=credit,
+            charge_amount=charge,
+            credit_description=f"Unused time on plan {old.plan_id}" if credit else "",
+            charge_description="First period of the new plan" if charge else "",
+        )
+
     @property
     def net_amount(self) -> Decimal:
         return self.charge_amount - self.credit_amount
