@@ -167,7 +167,7 @@ def test_modify_execute(client: TestClient, test_key: dict[str, str], world: dic
     again = assert_error(client.post(path, json=remove, headers=test_key), 400, "validation_error")
     assert again["details"]["field"] == "coupon_params.coupon_association_id"
     for body, field in (
-        ({"type": "quantity_change", "quantity_change_params": {}}, "type"),
+        ({"type": "tax", "tax_params": {}}, "type"),
         ({"type": "coupon"}, "coupon_params"),
         ({"type": "coupon", "coupon_params": {"action": "add"}}, "coupon_params.coupon_code"),
         (

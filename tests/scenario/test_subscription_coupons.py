@@ -265,7 +265,7 @@ def test_modify_refuses_other_types(make_world: Any) -> None:
     w: World = make_world(at(2024, 1, 1))
     sub = subscribe(w, [fee("100")])
     with pytest.raises(ValidationError) as caught:
-        w.s.subscriptions.modify(sub.id, type="quantity_change")
+        w.s.subscriptions.modify(sub.id, type="tax", tax_params={})
     assert caught.value.field == "type"
 
 

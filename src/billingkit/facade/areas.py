@@ -188,10 +188,20 @@ class Subscriptions(Area):
     upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
     #: "coupon_code": "..."})``; ``type="inheritance"`` (``inheritance_params``) and
-    #: ``type="grouped_invoicing"`` (``grouped_invoicing_params``) add or remove children; other
-    #: types are refused by this version.
+    #: ``type="grouped_invoicing"`` (``grouped_invoicing_params``) add or remove children;
+    #: ``type="quantity_change"`` (``quantity_change_params={"line_items": [{"id": ..., "quantity":
+    #: "8"}]}``) replaces lines at new quantities, prorated; ``type="trial_end"``
+    #: (``trial_end_params={"action": "immediate" | "scheduled_date", "new_trial_end": ...}``).
+    #: ``tax`` and ``addon`` are refused by this version.
     modify = IdRequestOp(
         subscription_modify.modify_subscription,
+        subscription_modify.ExecuteSubscriptionModifyRequest,
+        scope_arguments=_renewal_notice,
+    )
+    #: What ``modify`` would answer for the same request, with nothing written (the invoices and
+    #: wallet credits it would make shown with ``status: preview``).
+    preview_modify = IdRequestOp(
+        subscription_modify.preview_modify,
         subscription_modify.ExecuteSubscriptionModifyRequest,
         scope_arguments=_renewal_notice,
     )

@@ -30,7 +30,7 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.renewals import DuePlan, StepKind, plan_due
 from billingkit.domain.resources import Record
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
-from billingkit.errors import BillingError
+from billingkit.errors import BillingError, InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.auto_invoice_thresholds import bill_thresholds
@@ -55,7 +55,7 @@ from billingkit.services.invoicing import (
 )
 from billingkit.services.subscription_termination import terminate_ended
 
-__all__ = ["BatchResult", "RunReport", "bill_due_subscriptions"]
+__all__ = ["BatchResult", "RunReport", "bill_due_subscriptions", "bill_subscription_now"]
 
 log = logging.getLogger("billingkit.billing")
 
@@ -280,3 +280,18 @@ def bill_due_subscriptions(uow: UnitOfWork, items: Sequence[Record], run: DueRun
         )
         result.recorded += ctx.recorded
     return result
+
+
+def bill_subscription_now(
+    uow: UnitOfWork, ctx: Context, sub: Subscription, *, renewal_notice: timedelta | None
+) -> RunReport:
+    """Carry out what is due on stored ``sub`` at ``ctx.now`` exactly as the billing run does, in
+    ``uow`` (the caller's unit of work commits): e.g. a trial a modification ended now (its trial
+    end step, invoice and status). Raises ``InvalidOperation`` with the run's reason when the
+    subscription cannot be billed (the caller's unit of work is then rolled back)."""
+    result = BatchResult()
+    _bill_scope(uow, ctx, [sub], renewal_notice, result, ctx.settings.invoice_finalization_delay)
+    if result.report.failures:
+        _, _, message = result.report.failures[0]
+        raise InvalidOperation(message)
+    return result.report

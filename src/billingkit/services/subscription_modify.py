@@ -1,4 +1,5 @@
-"""Changing a live subscription in place (the reference's ``/subscriptions/{id}/modify/execute``).
+"""Changing a live subscription in place (the reference's ``/subscriptions/{id}/modify/execute``
+and ``/modify/preview``).
 
 This version carries out:
 
@@ -11,8 +12,14 @@ This version carries out:
   (``grouped_invoicing_params``): children added to or taken from a parent
   (:mod:`billingkit.services.inheritance_modify`); the answer lists the other subscriptions and
   the invoices the change touched in ``changed_resources``.
+* ``type: quantity_change`` (``quantity_change_params``): FIXED lines at new quantities, each
+  replaced at the effective date, the difference prorated and settled at once
+  (:mod:`billingkit.services.quantity_changes`).
+* ``type: trial_end`` (``trial_end_params``): a trial ended now or moved
+  (:mod:`billingkit.services.trial_end_changes`).
 
-Every other ``type`` is refused with a 400 on ``type``.
+``tax`` and ``addon`` are refused with a 400 on ``type``. :func:`preview_modify` answers what a
+modification would do and writes nothing.
 """
 
 from __future__ import annotations
@@ -40,7 +47,10 @@ from billingkit.services.inheritance_modify import (
     modify_grouped_invoicing,
     modify_inheritance,
 )
+from billingkit.services.modify_resources import ChangedResources
+from billingkit.services.quantity_changes import SubModifyQuantityChangeRequest, change_quantities
 from billingkit.services.records import archive, get_live
+from billingkit.services.trial_end_changes import SubModifyTrialEndRequest, change_trial_end
 
 __all__ = [
     "ExecuteSubscriptionModifyRequest",
@@ -49,6 +59,7 @@ __all__ = [
     "SubscriptionModifyResult",
     "SubscriptionModifyType",
     "modify_subscription",
+    "preview_modify",
 ]
 
 ENTITY = "subscription"
@@ -107,13 +118,16 @@ _PARAMS = {
     SubscriptionModifyType.COUPON: "coupon_params",
     SubscriptionModifyType.INHERITANCE: "inheritance_params",
     SubscriptionModifyType.GROUPED_INVOICING: "grouped_invoicing_params",
+    SubscriptionModifyType.QUANTITY_CHANGE: "quantity_change_params",
+    SubscriptionModifyType.TRIAL_END: "trial_end_params",
 }
 
 
 class ExecuteSubscriptionModifyRequest(InputModel):
     """The reference's ``ExecuteSubscriptionModifyRequest``; this version carries out the types
-    ``coupon`` (``coupon_params``), ``inheritance`` (``inheritance_params``) and
-    ``grouped_invoicing`` (``grouped_invoicing_params``)."""
+    ``coupon`` (``coupon_params``), ``inheritance`` (``inheritance_params``),
+    ``grouped_invoicing`` (``grouped_invoicing_params``), ``quantity_change``
+    (``quantity_change_params``) and ``trial_end`` (``trial_end_params``)."""
 
     type: SubscriptionModifyType
     coupon_params: SubModifyCouponParams | None = None
@@ -121,9 +135,9 @@ class ExecuteSubscriptionModifyRequest(InputModel):
     checkout: dict[str, Any] | None = None
     grouped_invoicing_params: SubModifyGroupedInvoicingParams | None = None
     inheritance_params: SubModifyInheritanceRequest | None = None
-    quantity_change_params: dict[str, Any] | None = None
+    quantity_change_params: SubModifyQuantityChangeRequest | None = None
     tax_params: dict[str, Any] | None = None
-    trial_end_params: dict[str, Any] | None = None
+    trial_end_params: SubModifyTrialEndRequest | None = None
 
     @model_validator(mode="after")
     def _params_of_type(self) -> Self:
@@ -151,17 +165,23 @@ class ExecuteSubscriptionModifyRequest(InputModel):
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionModifyResult:
-    """The reference's ``SubscriptionModifyResponse``: the subscription after the change and, for
-    hierarchy changes, the other resources it changed (``changed_resources``)."""
+    """The reference's ``SubscriptionModifyResponse``: the subscription after the change (for a
+    preview: as it would be) and the other resources it changed (``changed_resources``; none for
+    a coupon change)."""
 
     subscription: Subscription
-    changed: Changes | None = field(default=None)
+    changed: ChangedResources | None = field(default=None)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"subscription": self.subscription.to_dict()}
         if self.changed is not None:
             data["changed_resources"] = self.changed.to_dict()
         return data
+
+
+def _hierarchy(sub: Subscription, changes: Changes) -> SubscriptionModifyResult:
+    resources = ChangedResources(subscriptions=tuple(changes.subscriptions), invoices=tuple(changes.invoices))
+    return SubscriptionModifyResult(sub, resources)
 
 
 def _add(uow: UnitOfWork, ctx: Context, sub: Subscription, params: SubModifyCouponParams) -> None:
@@ -214,12 +234,19 @@ def modify_subscription(
     if sub.subscription_status is SubscriptionStatus.CANCELLED:
         raise InvalidOperation(f"subscription {sub.id} is cancelled")
     if data.inheritance_params is not None:
-        return SubscriptionModifyResult(*modify_inheritance(uow, ctx, sub, data.inheritance_params))
+        return _hierarchy(*modify_inheritance(uow, ctx, sub, data.inheritance_params))
     if data.grouped_invoicing_params is not None:
-        changed = modify_grouped_invoicing(
-            uow, ctx, sub, data.grouped_invoicing_params, renewal_notice=renewal_notice
+        return _hierarchy(
+            *modify_grouped_invoicing(
+                uow, ctx, sub, data.grouped_invoicing_params, renewal_notice=renewal_notice
+            )
         )
-        return SubscriptionModifyResult(*changed)
+    if data.quantity_change_params is not None:
+        return SubscriptionModifyResult(*change_quantities(uow, ctx, sub, data.quantity_change_params))
+    if data.trial_end_params is not None:
+        return SubscriptionModifyResult(
+            *change_trial_end(uow, ctx, sub, data.trial_end_params, renewal_notice=renewal_notice)
+        )
     params = data.coupon_params
     assert params is not None  # the request model requires it for type coupon
     if params.action is SubModifyCouponAction.ADD:
@@ -229,3 +256,26 @@ def modify_subscription(
     updated = uow.subscriptions.update(sub.model_copy(update=ctx.touch()), expected_version=sub.version)
     notifications.notify(uow, ctx, "subscription.updated", updated, uow.customers.find(updated.customer_id))
     return SubscriptionModifyResult(updated)
+
+
+def preview_modify(
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    subscription_id: str,
+    data: ExecuteSubscriptionModifyRequest,
+    renewal_notice: timedelta | None = None,
+) -> SubscriptionModifyResult:
+    """What :func:`modify_subscription` would answer for ``data``, with nothing written: the
+    modification is carried out in ``uow`` by the same code, then rolled back, and nothing it
+    recorded is delivered (no payment provider is called by a modification). The answer shows the
+    subscription as it would be and ``changed_resources`` with ``status: preview`` (invoices
+    unnumbered). Raises what :func:`modify_subscription` raises (the same checks, the same
+    permission: a preview runs the change)."""
+    result = modify_subscription(
+        uow, ctx, subscription_id=subscription_id, data=data, renewal_notice=renewal_notice
+    )
+    uow.rollback()
+    ctx.recorded.clear()
+    changed = result.changed.as_preview() if result.changed is not None else None
+    return SubscriptionModifyResult(result.subscription, changed)

@@ -82,7 +82,9 @@ def modify_subscription(
     """``type: coupon`` with ``coupon_params`` (``add`` by ``coupon_code``, ``remove`` by
     ``coupon_association_id``); ``type: inheritance`` with ``inheritance_params`` and ``type:
     grouped_invoicing`` with ``grouped_invoicing_params`` (children added or removed, listed in
-    ``changed_resources``); other types are a 400 on ``type`` in this version."""
+    ``changed_resources``); ``type: quantity_change`` with ``quantity_change_params`` (lines
+    replaced at new quantities, the prorated invoice or wallet credit in ``changed_resources``);
+    ``type: trial_end`` with ``trial_end_params``; ``tax`` and ``addon`` are a 400 on ``type``."""
     return SubscriptionModifyResponse.model_validate(
         caller.subscriptions.modify(subscription_id, body).to_dict()
     )
