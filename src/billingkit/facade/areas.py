@@ -36,6 +36,7 @@ from billingkit.services import (
     payment_attempts,
     payments,
     plan_change_in_place,
+    plan_change_replace,
     subscription_addon_removal,
     subscription_addons,
     subscription_cancel,
@@ -219,6 +220,14 @@ class Subscriptions(Area):
     )
     preview_plan_change = IdRequestOp(
         plan_change_in_place.preview_plan_change, plan_change_in_place.PlanChangeRequest
+    )
+    #: Plan change v1 (a new subscription replaces this one): ``replace_plan(id, target_plan_id=...,
+    #: billing_cadence="RECURRING", billing_cycle="anniversary", billing_period="MONTHLY",
+    #: proration_behavior="create_prorations", change_at="immediate" | "end_of_period")`` →
+    #: ``PlanChangeResult``; ``preview_replace_plan(id, ...)`` → ``PlanChangePreview``, writes nothing.
+    replace_plan = IdRequestOp(plan_change_replace.change_plan, plan_change_replace.PlanChangeRequest)
+    preview_replace_plan = IdRequestOp(
+        plan_change_replace.preview_plan_change, plan_change_replace.PlanChangeRequest
     )
     #: One subscription's schedules (``ScheduleList``), newest first.
     schedules = IdOp(subscription_schedules.list_subscription_schedules)

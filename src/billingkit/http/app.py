@@ -31,6 +31,7 @@ from billingkit.http.routes import (
     meters,
     payments,
     plan_change_in_place,
+    plan_change_replace,
     plan_price_sync,
     plans,
     price_units,
@@ -94,6 +95,7 @@ def build_app(
         cancellation,  # before subscriptions: "/subscriptions/schedules" is no subscription id
         subscription_phases,  # before subscriptions: "/subscriptions/phases/..." is no subscription id
         subscriptions,
+        plan_change_replace,
         subscription_pauses,
         plan_change_in_place,
         subscription_entitlements,

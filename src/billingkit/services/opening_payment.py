@@ -41,12 +41,15 @@ def settle_opening(
         or sub.payment_behavior not in INCOMPLETE_BEHAVIORS
     ):
         return sub
-    invoice = uow.invoices.find_one(
-        subscription_id=sub.id,
-        billing_reason=BillingReason.SUBSCRIPTION_CREATE,
-        period_start=sub.current_period_start,
-        period_end=sub.current_period_end,
-    )
+    # A subscription opened by a plan change has a SUBSCRIPTION_UPDATE opening invoice instead.
+    invoice = None
+    for reason in (BillingReason.SUBSCRIPTION_CREATE, BillingReason.SUBSCRIPTION_UPDATE):
+        invoice = invoice or uow.invoices.find_one(
+            subscription_id=sub.id,
+            billing_reason=reason,
+            period_start=sub.current_period_start,
+            period_end=sub.current_period_end,
+        )
     if (
         invoice is not None
         and not fully_paid(invoice)

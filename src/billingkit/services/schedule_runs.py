@@ -28,7 +28,7 @@ from typing import cast
 from billingkit.domain.resources import Record
 from billingkit.domain.subscription_schedules import ScheduleStatus, SubscriptionSchedule
 from billingkit.ports import UnitOfWork
-from billingkit.services import plan_change_in_place
+from billingkit.services import plan_change_in_place, plan_change_replace
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
 
@@ -41,6 +41,7 @@ ScheduleExecutor = Callable[[UnitOfWork, Context, SubscriptionSchedule], Subscri
 EXECUTORS: Mapping[str, ScheduleExecutor] = MappingProxyType(
     {
         plan_change_in_place.EXECUTOR: plan_change_in_place.run_scheduled_change,
+        plan_change_replace.EXECUTOR: plan_change_replace.run_scheduled_change,
     }
 )
 

@@ -47,6 +47,7 @@ The status, trial and period rules themselves are pure functions in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Self
 
@@ -108,7 +109,7 @@ from billingkit.services.credit_grants import (
     credit_grants_of,
     subscription_credit_grants,
 )
-from billingkit.services.invoicing import load_snapshot
+from billingkit.services.invoicing import Snapshot, load_snapshot
 from billingkit.services.line_item_requests import MAX_ITEMS, LineItemCreate, OverrideEntitlement
 from billingkit.services.opening_payment import settle_opening
 from billingkit.services.owned_prices import next_sequence, prices_of
@@ -350,10 +351,27 @@ class SubscriptionSearch(SearchRequest):
     with_line_items: bool = True
 
 
+#: Issues a new subscription's opening invoice and returns the subscription as it then stands
+#: (its billing sequence moved): :func:`open_subscription` with ``SUBSCRIPTION_CREATE`` unless the
+#: caller of :func:`create_subscription` opens it another way (``open_with``) (a plan change nets the old
+#: subscription's unused time on it: :mod:`billingkit.services.plan_change_replace`).
+Opening = Callable[[UnitOfWork, Context, Subscription, Snapshot], Subscription]
+
+
+def _open_created(uow: UnitOfWork, ctx: Context, sub: Subscription, snapshot: Snapshot) -> Subscription:
+    return open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
+
+
 def create_subscription(
-    uow: UnitOfWork, ctx: Context, *, data: SubscriptionCreate, renewal_notice: timedelta | None = None
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    data: SubscriptionCreate,
+    renewal_notice: timedelta | None = None,
+    open_with: Opening | None = None,
 ) -> Subscription:
-    """Create a subscription (see the module doc); with status active, its opening invoice too.
+    """Create a subscription (see the module doc); with status active, its opening invoice too
+    (issued by ``open_with`` when given: see :data:`Opening`).
 
     Raises ``ValidationError`` naming the field for bad input; nothing is written then.
     """
@@ -442,7 +460,7 @@ def create_subscription(
     sub = set_threshold(ctx, sub, data)  # last: it checks the line items the others gave
     snapshot = load_snapshot(uow, [sub], at=ctx.now)
     check_allowances(sub, snapshot)
-    sub = open_subscription(uow, ctx, sub, BillingReason.SUBSCRIPTION_CREATE, snapshot)
+    sub = (open_with or _open_created)(uow, ctx, sub, snapshot)
     sub = settle_opening(uow, ctx, sub)  # payment_behavior: active, incomplete, or refused
     uow.subscriptions.add(sub)
     record_line_items(uow, ctx, sub.line_items)
