@@ -21,13 +21,20 @@ from billingkit.domain.money import ZERO
 from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import UtcDatetime
 
-__all__ = ["ChangeKind", "SubscriptionChange", "SubscriptionChangeType", "classify_change"]
+__all__ = ["ChangeAt", "ChangeKind", "SubscriptionChange", "SubscriptionChangeType", "classify_change"]
 
 
 class ChangeKind(StrEnum):
     PLAN_CHANGE = "plan_change"
     PLAN_CHANGE_V2 = "plan_change_v2"
     QUANTITY_CHANGE = "quantity_change"
+
+
+class ChangeAt(StrEnum):
+    """When a plan change takes effect (the reference's ``change_at``)."""
+
+    IMMEDIATE = "immediate"
+    END_OF_PERIOD = "end_of_period"
 
 
 class SubscriptionChangeType(StrEnum):

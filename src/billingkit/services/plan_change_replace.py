@@ -36,7 +36,6 @@ the new subscription's opening invoice is 90.00 - 15.00 = 75.00 (``SUBSCRIPTION_
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Self
 
 from pydantic import Field, model_validator
@@ -55,6 +54,7 @@ from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPer
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import iso
 from billingkit.domain.subscription_changes import (
+    ChangeAt,
     ChangeKind,
     SubscriptionChange,
     SubscriptionChangeType,
@@ -106,13 +106,6 @@ CANCELLATION_REASON = "subscription_change"
 #: The schedule executor name of an end-of-period plan change (``schedule_runs.EXECUTORS``).
 EXECUTOR = "plan_change"
 _CHANGEABLE = (SubscriptionStatus.ACTIVE, SubscriptionStatus.TRIALING)
-
-
-class ChangeAt(StrEnum):
-    """When a plan change takes effect (the reference's ``change_at``)."""
-
-    IMMEDIATE = "immediate"
-    END_OF_PERIOD = "end_of_period"
 
 
 class PlanChangeRequest(InputModel):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from enum import StrEnum
 from typing import ClassVar
 
 from billingkit.domain.addon_associations import AddonAssociation, AddonAssociationEntityType, AddonStatus
@@ -27,7 +26,7 @@ from billingkit.domain.catalog.prices import PriceEntityType
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Status, iso
 from billingkit.domain.subscription_addons import removal_end
-from billingkit.domain.subscription_changes import ChangeKind
+from billingkit.domain.subscription_changes import ChangeAt, ChangeKind
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import (
     PauseStatus,
@@ -58,11 +57,6 @@ __all__ = [
 ]
 
 _CHANGEABLE = frozenset({SubscriptionStatus.ACTIVE, SubscriptionStatus.TRIALING})
-
-
-class ChangeAt(StrEnum):
-    IMMEDIATE = "immediate"
-    END_OF_PERIOD = "end_of_period"
 
 
 class AddonPolicy(InputModel):
