@@ -137,7 +137,7 @@ def test_end_of_period_answers_the_schedule(
         change_at="end_of_period",
         **BODY,
     )
-    assert "plan change pending" in assert_error(again, 400, "invalid_operation")["message"]
+    assert "pending plan change" in assert_error(again, 400, "invalid_operation")["message"]
 
 
 @pytest.mark.parametrize("action", ["preview", "execute"])

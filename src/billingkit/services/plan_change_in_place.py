@@ -179,7 +179,7 @@ def _work_out(
     """Check ``data`` against stored ``sub`` and work the change out at ``effective`` (see the
     module doc). Reads only."""
     plan = target_plan(uow, sub, data.target_plan_id)
-    check_subscription(uow, sub, data, schedule_id=schedule_id)
+    check_subscription(uow, ctx, sub, data, schedule_id=schedule_id)
     check_effective(sub, effective, scheduled=scheduled)
     targets = target_prices(uow, sub, plan, effective)
     dropped, addons = addon_changes(uow, ctx, sub, data, effective)

@@ -51,7 +51,6 @@ from billingkit.domain.catalog import Plan, Price
 from billingkit.domain.catalog.prices import BillingCadence, PriceEntityType
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingCycle, BillingPeriod, BillingSchedule, Period
-from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import iso
 from billingkit.domain.subscription_changes import (
     ChangeAt,
@@ -62,12 +61,10 @@ from billingkit.domain.subscription_changes import (
 )
 from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import (
-    PauseStatus,
     ProrationBehavior,
     Subscription,
     SubscriptionLineItem,
     SubscriptionStatus,
-    SubscriptionType,
 )
 from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr
 from billingkit.errors import BillingError, InvalidOperation, ValidationError
@@ -77,6 +74,7 @@ from billingkit.services.change_settlements import period_amount, quote_change
 from billingkit.services.context import Context
 from billingkit.services.owned_prices import prices_of
 from billingkit.services.plan_change_openings import ReplacementOpening, opening_invoice, replacement_request
+from billingkit.services.plan_change_requests import check_plan_changeable
 from billingkit.services.plan_change_results import (
     NewBillingCycle,
     PlanChangePreview,
@@ -85,7 +83,6 @@ from billingkit.services.plan_change_results import (
 )
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
-from billingkit.services.subscription_phases import phases_of
 from billingkit.services.subscription_setup import find_customer, find_plan, matching_prices, plan_line_items
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 
@@ -105,7 +102,6 @@ LABEL = "subscription"
 CANCELLATION_REASON = "subscription_change"
 #: The schedule executor name of an end-of-period plan change (``schedule_runs.EXECUTORS``).
 EXECUTOR = "plan_change"
-_CHANGEABLE = (SubscriptionStatus.ACTIVE, SubscriptionStatus.TRIALING)
 
 
 class PlanChangeRequest(InputModel):
@@ -158,47 +154,12 @@ def _plan_lines(sub: Subscription, at: datetime) -> list[SubscriptionLineItem]:
     ]
 
 
-def _pending_schedules(uow: UnitOfWork, sub: Subscription) -> list[SubscriptionSchedule]:
-    return list_where_in(
-        uow.subscription_schedules,
-        "subscription_id",
-        [sub.id],
-        Filter("schedule_status", Op.IN, [ScheduleStatus.PENDING.value]),
-    )
-
-
 def _refuse(
     uow: UnitOfWork, ctx: Context, sub: Subscription, *, scheduled: SubscriptionSchedule | None
 ) -> None:
     """``InvalidOperation`` when ``sub`` cannot change plan now (see the module doc).
     ``scheduled``: the end-of-period schedule being carried out (it is pending itself)."""
-    if sub.subscription_status not in _CHANGEABLE:
-        raise InvalidOperation(
-            f"subscription {sub.id} is {sub.subscription_status.value}: only active or trialing "
-            "subscriptions can change plan"
-        )
-    if sub.subscription_type is not SubscriptionType.STANDALONE:
-        raise InvalidOperation(
-            f"subscription {sub.id} is {sub.subscription_type.value}: only standalone subscriptions "
-            "can change plan"
-        )
-    if sub.cancel_at is not None:
-        raise InvalidOperation(
-            f"subscription {sub.id} has a cancellation pending at {iso(sub.cancel_at)}: withdraw it first"
-        )
-    if sub.pause_status is not PauseStatus.NONE:
-        raise InvalidOperation(f"subscription {sub.id} has a pause {sub.pause_status.value}: resume it first")
-    for schedule in _pending_schedules(uow, sub):
-        if schedule.schedule_type is ScheduleType.PLAN_CHANGE and (
-            scheduled is None or schedule.id != scheduled.id
-        ):
-            raise InvalidOperation(
-                f"subscription {sub.id} has a plan change pending ({schedule.id}): cancel that schedule first"
-            )
-    if any(phase.end_date is None or phase.end_date > ctx.now for phase in phases_of(uow, sub.id)):
-        raise InvalidOperation(
-            f"subscription {sub.id} has phases: a plan change would drop them; end them first"
-        )
+    check_plan_changeable(uow, ctx, sub, schedule_id=scheduled.id if scheduled is not None else None)
     if scheduled is None and sub.current_period_end <= ctx.now:
         raise InvalidOperation(
             f"the period of subscription {sub.id} ended at {iso(sub.current_period_end)} and is not "

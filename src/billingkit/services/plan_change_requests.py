@@ -7,7 +7,8 @@ or that has no prices for the subscription's currency and billing period (``Vali
 ``target_plan_id``); a subscription that is not ``active`` or ``trialing``, has a scheduled pause,
 is not ``standalone`` (a parent, a child, delegated invoicing), has a pending cancellation
 (``cancel_at``, ``cancel_at_period_end``, a pending cancellation schedule) or another pending plan
-change, or has phases (``InvalidOperation``); ``create_prorations`` over line items of another
+change, or phases that have not ended (``InvalidOperation``; :func:`check_plan_changeable`, shared
+with the v1 change); ``create_prorations`` over line items of another
 billing period (``ValidationError`` on ``proration_behavior``); an ``entity_policies`` override
 naming an add-on association the subscription does not have in force.
 """
@@ -131,21 +132,27 @@ def _pending_schedules(uow: UnitOfWork, sub: Subscription) -> list[SubscriptionS
     )
 
 
-def check_subscription(
-    uow: UnitOfWork, sub: Subscription, data: PlanChangeRequest, *, schedule_id: str | None
+def check_plan_changeable(
+    uow: UnitOfWork, ctx: Context, sub: Subscription, *, schedule_id: str | None
 ) -> None:
-    """The preconditions of notes §3.4 (``InvalidOperation`` naming the one that fails)."""
+    """What both plan change generations (v1 replace, v2 in place) require of ``sub``
+    (``InvalidOperation`` naming the first that fails): ``active`` or ``trialing``; no pause
+    running or scheduled; ``standalone`` (no parent, no children by inheritance); no pending
+    cancellation; no other pending schedule (``schedule_id``: the end-of-period change being
+    carried out, pending itself); no phase that has not ended."""
     if sub.subscription_status not in _CHANGEABLE:
         raise InvalidOperation(
             f"subscription {sub.id} is {sub.subscription_status.value}: only an active or trialing "
             "subscription can change plan"
         )
-    if sub.pause_status is PauseStatus.SCHEDULED:
-        raise InvalidOperation(f"subscription {sub.id} has a scheduled pause: resume it before changing plan")
+    if sub.pause_status is not PauseStatus.NONE:
+        raise InvalidOperation(
+            f"subscription {sub.id} has a {sub.pause_status.value} pause: resume it before changing plan"
+        )
     if sub.subscription_type is not SubscriptionType.STANDALONE or sub.parent_subscription_id is not None:
         raise InvalidOperation(
             f"subscription {sub.id} is {sub.subscription_type.value}: only a standalone subscription "
-            "can change plan in place"
+            "can change plan"
         )
     if sub.cancel_at is not None or sub.cancel_at_period_end:
         raise InvalidOperation(
@@ -158,8 +165,18 @@ def check_subscription(
         raise InvalidOperation(
             f"subscription {sub.id} has a pending {what} ({schedule.id}): cancel that schedule first"
         )
-    if phases_of(uow, sub.id):
-        raise InvalidOperation(f"subscription {sub.id} has phases: its plan cannot change in place")
+    if any(phase.end_date is None or phase.end_date > ctx.now for phase in phases_of(uow, sub.id)):
+        raise InvalidOperation(
+            f"subscription {sub.id} has phases: a plan change would drop them; end them first"
+        )
+
+
+def check_subscription(
+    uow: UnitOfWork, ctx: Context, sub: Subscription, data: PlanChangeRequest, *, schedule_id: str | None
+) -> None:
+    """The preconditions of notes §3.4 (``InvalidOperation`` naming the one that fails):
+    :func:`check_plan_changeable`, and no proration over line items of another billing period."""
+    check_plan_changeable(uow, ctx, sub, schedule_id=schedule_id)
     if data.prorate:
         check_single_period(sub)
 
