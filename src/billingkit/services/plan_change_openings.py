@@ -24,6 +24,7 @@ from billingkit.domain.cancellation import METADATA_KEYS
 from billingkit.domain.change_settlement import ChangeLine, settle
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.invoices import BillingReason, Invoice
+from billingkit.domain.line_item_rules import is_one_time
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import BillingCycle, BillingPeriod
 from billingkit.domain.subscriptions import PaymentBehavior, Subscription, SubscriptionStatus
@@ -143,8 +144,16 @@ class ReplacementOpening:
         carry_associations(uow, ctx, self.old, sub)
         if sub.subscription_status is not SubscriptionStatus.ACTIVE:
             return sub
+        # One-time fees of the target plan are charged in full on this opening, as the usual one
+        # would: no later invoice bills a one-time fee dated in the first period.
         opening = quote_change(
-            uow, ctx, sub, ended=(), started=sub.line_items, effective=sub.current_period_start
+            uow,
+            ctx,
+            sub,
+            ended=(),
+            started=sub.line_items,
+            effective=sub.current_period_start,
+            in_full={line.id for line in sub.line_items if is_one_time(line)},
         )
         if not self.prorate:
             self.quote = opening
