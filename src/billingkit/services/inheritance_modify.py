@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any, Self
+from typing import Self
 
 from pydantic import model_validator
 
@@ -126,29 +126,12 @@ class SubModifyGroupedInvoicingParams(InputModel):
 
 @dataclass(slots=True)
 class Changes:
-    """What a modification changed besides the subscription it returns: (subscription, action)
-    with action ``created`` or ``updated``, and the invoices it issued."""
+    """What a hierarchy change changed besides the subscription it returns, collected as it goes:
+    (subscription, action) with action ``created`` or ``updated``, and the invoices it issued. The
+    answer shows them as :class:`billingkit.services.modify_resources.ChangedResources`."""
 
     subscriptions: list[tuple[Subscription, str]] = field(default_factory=list)
     invoices: list[Invoice] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The reference's ``ChangedResources``."""
-        return {
-            "subscriptions": [
-                {
-                    "id": sub.id,
-                    "action": action,
-                    "status": sub.subscription_status.value,
-                    "current_period_end": sub.to_dict(line_items=False)["current_period_end"],
-                }
-                for sub, action in self.subscriptions
-            ],
-            "invoices": [
-                {"id": invoice.id, "action": "created", "status": "issued", "invoice": invoice.to_dict()}
-                for invoice in self.invoices
-            ],
-        }
 
 
 def modify_inheritance(
