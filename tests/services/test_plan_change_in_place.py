@@ -20,7 +20,7 @@ from billingkit.domain.subscription_schedules import ScheduleStatus
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import TransactionReason
 from billingkit.errors import IdempotencyConflict, InvalidOperation
-from billingkit.services.plan_change_answers import PlanChangeResult
+from billingkit.services.plan_change_in_place_results import PlanChangeResult
 from tests.cancellations import FEE, World, at, calls, june, make_world
 from tests.store_rows import every_row
 

@@ -82,7 +82,7 @@ from billingkit.services.change_settlements import (
 from billingkit.services.context import Context
 from billingkit.services.invoicing import load_snapshot
 from billingkit.services.owned_prices import next_sequence
-from billingkit.services.plan_change_answers import (
+from billingkit.services.plan_change_in_place_results import (
     AddonChange,
     LineAction,
     LineChange,

@@ -74,13 +74,13 @@ from billingkit.services.change_settlements import period_amount, quote_change
 from billingkit.services.context import Context
 from billingkit.services.owned_prices import prices_of
 from billingkit.services.plan_change_openings import ReplacementOpening, opening_invoice, replacement_request
-from billingkit.services.plan_change_requests import check_plan_changeable
-from billingkit.services.plan_change_results import (
+from billingkit.services.plan_change_replace_results import (
     NewBillingCycle,
     PlanChangePreview,
     PlanChangeResult,
     ProrationFigures,
 )
+from billingkit.services.plan_change_requests import check_plan_changeable
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
 from billingkit.services.subscription_setup import find_customer, find_plan, matching_prices, plan_line_items

@@ -41,7 +41,7 @@ from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 from billingkit.services.owned_prices import prices_of
-from billingkit.services.plan_change_answers import AddonChange, EntityChangeBehaviour
+from billingkit.services.plan_change_in_place_results import AddonChange, EntityChangeBehaviour
 from billingkit.services.records import list_where_in
 from billingkit.services.subscription_phases import phases_of
 

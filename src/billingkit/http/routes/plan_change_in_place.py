@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from billingkit.http.auth import EnvCaller
 from billingkit.http.rendering import WireRoute
-from billingkit.http.schemas.plan_changes import SubscriptionChangeV2Response
+from billingkit.http.schemas.plan_change_in_place import SubscriptionChangeV2Response
 from billingkit.services.plan_change_in_place import PlanChangeRequest
 
 __all__ = ["router"]

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from billingkit.http.auth import EnvCaller
 from billingkit.http.rendering import WireRoute
-from billingkit.http.schemas.plan_change_v1 import (
+from billingkit.http.schemas.plan_change_replace import (
     SubscriptionChangeExecuteResponse,
     SubscriptionChangePreviewResponse,
 )

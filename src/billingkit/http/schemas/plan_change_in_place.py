@@ -9,7 +9,7 @@ from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.http.schemas.base import Timestamp, WireModel
 from billingkit.http.schemas.billing import SubscriptionResponse
 from billingkit.http.schemas.subscription_modify import ChangedInvoiceResponse, ChangedLineItemResponse
-from billingkit.services.plan_change_answers import EntityChangeBehaviour
+from billingkit.services.plan_change_in_place_results import EntityChangeBehaviour
 
 __all__ = [
     "ChangedResources",
