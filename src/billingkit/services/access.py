@@ -344,7 +344,12 @@ def _principal(entry: CachedKey) -> Principal:
 
 
 def cached_api_key(
-    cache: ApiKeyCache, *, api_key: str | None, now: datetime, ttl: timedelta, environment_id: str | None = None
+    cache: ApiKeyCache,
+    *,
+    api_key: str | None,
+    now: datetime,
+    ttl: timedelta,
+    environment_id: str | None = None,
 ) -> Principal | None:
     """The principal of ``api_key`` from ``cache`` (read within ``ttl``), checked for expiry and
     environment like :func:`authenticate_api_key` (raises :class:`Unauthorized` the same way);

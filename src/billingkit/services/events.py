@@ -33,8 +33,8 @@ from types import MemberDescriptorType
 from typing import Any
 
 from billingkit.domain.access import Action
-from billingkit.domain.event_types import event_to_dict
 from billingkit.domain.catalog.meters import MeterFilterValue
+from billingkit.domain.event_types import event_to_dict
 from billingkit.domain.usage import UsageEvent, property_text
 from billingkit.domain.validation import text_problem, unstorable_text
 from billingkit.errors import NotFound, ValidationError

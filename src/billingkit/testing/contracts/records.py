@@ -273,7 +273,11 @@ class RecordContract:
             "api_keys", tenant_id="tenant_z", environment_id="env_z", key_hash="a" * 64, account_id=account.id
         )
         orphan = sample(
-            "api_keys", tenant_id="tenant_z", environment_id="env_z", key_hash="b" * 64, account_id="acct_gone"
+            "api_keys",
+            tenant_id="tenant_z",
+            environment_id="env_z",
+            key_hash="b" * 64,
+            account_id="acct_gone",
         )
         # Same account id in another tenant: never the key's account.
         elsewhere = sample("api_keys", tenant_id="tenant_y", environment_id="env_y", key_hash="c" * 64)
@@ -282,7 +286,9 @@ class RecordContract:
             uow.for_scope("tenant_z", None).accounts.add(account)
             uow.api_keys.add(live)
             uow.api_keys.add(orphan)
-            uow.for_scope("tenant_y", "env_y").api_keys.add(elsewhere.model_copy(update={"account_id": account.id}))
+            uow.for_scope("tenant_y", "env_y").api_keys.add(
+                elsewhere.model_copy(update={"account_id": account.id})
+            )
             uow.commit()
         with storage.unit_of_work() as uow:
             assert uow.find_api_key_with_account("a" * 64) == (live, True)
