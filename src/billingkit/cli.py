@@ -181,6 +181,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         entitlement_cache_ttl=_setting(
             None, "BILLINGKIT_ENTITLEMENT_CACHE_TTL", _delay, settings.entitlement_cache_ttl
         ),
+        api_key_cache_ttl=_setting(None, "BILLINGKIT_API_KEY_CACHE_TTL", _delay, settings.api_key_cache_ttl),
         auto_invoice_check_interval=_setting(
             None,
             "BILLINGKIT_AUTO_INVOICE_CHECK_INTERVAL",

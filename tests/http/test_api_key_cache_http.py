@@ -182,3 +182,13 @@ def test_the_setting_is_checked() -> None:
     assert caught.value.field == "api_key_cache_ttl"
     with pytest.raises(ValidationError):
         Settings(api_key_cache_ttl=5)  # type: ignore[arg-type]
+
+
+def test_the_cli_reads_the_ttl_from_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from billingkit.cli import _settings, build_parser
+
+    parser = build_parser()
+    monkeypatch.delenv("BILLINGKIT_API_KEY_CACHE_TTL", raising=False)
+    assert _settings(parser.parse_args(["serve"])).api_key_cache_ttl == TTL
+    monkeypatch.setenv("BILLINGKIT_API_KEY_CACHE_TTL", "0")
+    assert _settings(parser.parse_args(["serve"])).api_key_cache_ttl == timedelta(0)
