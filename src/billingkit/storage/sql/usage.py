@@ -307,14 +307,19 @@ class SqlUsageStore:
             cells[index][(None, None)] = partial
 
     def _execute(
-        self, meter: MeterSpec, by_customer: bool, shape: Shape, exact_integers: bool, questions: dict[str, Any]
+        self,
+        meter: MeterSpec,
+        by_customer: bool,
+        shape: Shape,
+        exact_integers: bool,
+        questions: dict[str, Any],
     ) -> list[Any]:
         """Run the cached statement of ``meter`` and ``shape`` for this scope and ``questions``."""
         sql, constants = prepared(self._dialect, meter, by_customer, shape, exact_integers)
         params = dict(constants)
         params["t"], params["e"] = self._scope
         params.update(questions)
-        return self._conn.exec_driver_sql(sql, params).fetchall()
+        return list(self._conn.exec_driver_sql(sql, params).fetchall())
 
 
 def _packed(raw: Any) -> str:
