@@ -288,6 +288,11 @@ class UnitOfWork(Repositories, Protocol):
         """Authentication lookup across all scopes (the only unscoped read)."""
         ...
 
+    def find_api_key_with_account(self, key_hash: str) -> tuple[ApiKey, bool] | None:
+        """Authentication in one lookup across all scopes: the key with this hash and whether its
+        account is live (exists and is published); ``None`` for an unknown hash."""
+        ...
+
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
         """Login lookup across tenants (the only other unscoped read)."""
         ...

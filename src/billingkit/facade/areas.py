@@ -75,7 +75,13 @@ class ApiKeys(Area):
     and nowhere else, ever."""
 
     create = RequestOp(access.issue_api_key, access.ApiKeyCreate)
-    delete = IdOp(access.delete_api_key)
+
+    def delete(self, key_id: str, /) -> ApiKey:
+        """Revoke a key: refused from now on by this ``Billing`` (other processes sharing the
+        store refuse it within ``settings.api_key_cache_ttl``)."""
+        revoked = self._s.run(access.delete_api_key, key_id=key_id)
+        self._s.billing.api_key_cache.forget(revoked.key_hash)
+        return revoked
 
     def list(self, query: ListQuery | None = None) -> Page[ApiKey]:
         return self._s.read(access.list_api_keys, query=query or ListQuery())

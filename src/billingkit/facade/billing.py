@@ -23,6 +23,7 @@ from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
 from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
 from billingkit.services import access
+from billingkit.services.api_key_cache import ApiKeyCache
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
 from billingkit.services.due_work import run_due_work
@@ -111,6 +112,8 @@ class Billing:
         self._observers: tuple[BillingObserver, ...] = ()
         #: What the entitlement check reuses between calls (``settings.entitlement_cache_ttl``).
         self.entitlement_cache = EntitlementCache()
+        #: Authenticated API keys, reused for ``settings.api_key_cache_ttl``.
+        self.api_key_cache = ApiKeyCache()
 
     @property
     def max_bulk_events(self) -> int:
@@ -206,11 +209,18 @@ class Billing:
         return Scoped(self, tenant_id, environment_id, actor or Actor.system())
 
     def authenticate(self, api_key: str | None, *, environment_id: str | None = None) -> Scoped:
-        """The scoped view an API key gives access to (raises :class:`Unauthorized`)."""
-        with self.storage.unit_of_work() as uow:
-            principal = access.authenticate_api_key(
-                uow, api_key=api_key, now=self.clock.now(), environment_id=environment_id
-            )
+        """The scoped view an API key gives access to (raises :class:`Unauthorized`). A key
+        authenticated within ``settings.api_key_cache_ttl`` is not read again."""
+        now, ttl = self.clock.now(), self.settings.api_key_cache_ttl
+        cache = self.api_key_cache
+        principal = access.cached_api_key(
+            cache, api_key=api_key, now=now, ttl=ttl, environment_id=environment_id
+        )
+        if principal is None:
+            with self.storage.unit_of_work() as uow:
+                principal = access.authenticate_api_key(
+                    uow, api_key=api_key, now=now, environment_id=environment_id, cache=cache if ttl else None
+                )
         return Scoped(self, principal.tenant_id, principal.environment_id, principal.actor)
 
     def authenticate_token(self, token: str, *, environment_id: str | None = None) -> Scoped:

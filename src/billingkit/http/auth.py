@@ -16,9 +16,11 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request, Security
 from fastapi.security import APIKeyHeader, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from billingkit.errors import PermissionDenied
 from billingkit.facade import Billing, Scoped
+from billingkit.services import access
 
 __all__ = ["Caller", "EnvCaller", "authenticate"]
 
@@ -54,7 +56,18 @@ async def authenticate(
         x_api_key = None  # an empty header is no header
     if x_api_key is None and authorization and authorization.lower().startswith("bearer "):
         return billing.authenticate_token(authorization[7:].strip(), environment_id=x_environment_id)
-    return billing.authenticate(x_api_key, environment_id=x_environment_id)
+    # A key authenticated moments ago is answered here, on the event loop, without the store; the
+    # store is read (one query) on a worker thread, so a slow database never stalls the loop.
+    principal = access.cached_api_key(
+        billing.api_key_cache,
+        api_key=x_api_key,
+        now=billing.clock.now(),
+        ttl=billing.settings.api_key_cache_ttl,
+        environment_id=x_environment_id,
+    )
+    if principal is not None:
+        return billing.scope(principal.tenant_id, principal.environment_id, actor=principal.actor)
+    return await run_in_threadpool(billing.authenticate, x_api_key, environment_id=x_environment_id)
 
 
 async def authenticate_in_environment(scoped: Annotated[Scoped, Depends(authenticate)]) -> Scoped:

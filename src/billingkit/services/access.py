@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -57,6 +57,7 @@ from billingkit.errors import (
     ValidationError,
 )
 from billingkit.ports import UnitOfWork
+from billingkit.services.api_key_cache import ApiKeyCache, CachedKey
 from billingkit.services.context import Context
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "authenticate_api_key",
     "authenticate_token",
     "bootstrap",
+    "cached_api_key",
     "check_password",
     "create_account",
     "create_environment",
@@ -327,31 +329,74 @@ def _live_account(uow: UnitOfWork, tenant_id: str, account_id: str) -> Account |
     return account
 
 
+def _check_key_use(
+    environment_id: str | None, key_environment: str, expires_at: datetime | None, now: datetime
+) -> None:
+    """The checks of every use of a key, cached or read: expiry, then the environment."""
+    if expires_at is not None and now >= expires_at:
+        raise Unauthorized("this API key has expired")
+    if environment_id is not None and environment_id != key_environment:
+        raise Unauthorized("this API key belongs to another environment")
+
+
+def _principal(entry: CachedKey) -> Principal:
+    return Principal(tenant_id=entry.tenant_id, environment_id=entry.environment_id, actor=entry.actor)
+
+
+def cached_api_key(
+    cache: ApiKeyCache,
+    *,
+    api_key: str | None,
+    now: datetime,
+    ttl: timedelta,
+    environment_id: str | None = None,
+) -> Principal | None:
+    """The principal of ``api_key`` from ``cache`` (read within ``ttl``), checked for expiry and
+    environment like :func:`authenticate_api_key` (raises :class:`Unauthorized` the same way);
+    ``None`` when the cache cannot answer (absent, malformed or unknown keys included): then call
+    :func:`authenticate_api_key`. Reads no store, so it may run on an event loop."""
+    if not api_key or not ttl or not is_well_formed_api_key(api_key):
+        return None
+    entry = cache.get(hash_api_key(api_key), now, ttl)
+    if entry is None:
+        return None
+    _check_key_use(_environment_choice(environment_id), entry.environment_id, entry.expires_at, now)
+    return _principal(entry)
+
+
 def authenticate_api_key(
-    uow: UnitOfWork, *, api_key: str | None, now: datetime, environment_id: str | None = None
+    uow: UnitOfWork,
+    *,
+    api_key: str | None,
+    now: datetime,
+    environment_id: str | None = None,
+    cache: ApiKeyCache | None = None,
 ) -> Principal:
-    """Resolve an ``x-api-key`` value. Every failure is :class:`Unauthorized`: missing,
-    malformed, unknown, expired or deleted keys, keys of deleted accounts, and a key used against
-    another environment (``environment_id`` names one other than the key's; empty counts as
-    absent)."""
+    """Resolve an ``x-api-key`` value with one read of the store (the key and whether its account
+    is live). Every failure is :class:`Unauthorized`: missing, malformed, unknown, expired or
+    deleted keys, keys of deleted accounts, and a key used against another environment
+    (``environment_id`` names one other than the key's; empty counts as absent). A usable key is
+    kept in ``cache`` (see :mod:`billingkit.services.api_key_cache`)."""
     environment_id = _environment_choice(environment_id)
     if not api_key:
         raise Unauthorized("missing API key: send it in the x-api-key header")
     if not is_well_formed_api_key(api_key):
         raise Unauthorized("malformed API key")
-    key = uow.find_api_key_by_hash(hash_api_key(api_key))
-    if key is None:
+    key_hash = hash_api_key(api_key)
+    found = uow.find_api_key_with_account(key_hash)
+    if found is None:
         raise Unauthorized("invalid API key")
+    key, account_live = found
     if key.status is not Status.PUBLISHED:
         raise Unauthorized("this API key has been deleted")
-    if key.expires_at is not None and now >= key.expires_at:
-        raise Unauthorized("this API key has expired")
-    if environment_id is not None and environment_id != key.environment_id:
-        raise Unauthorized("this API key belongs to another environment")
-    if _live_account(uow, key.tenant_id, key.account_id) is None:
+    _check_key_use(environment_id, key.environment_id, key.expires_at, now)
+    if not account_live:
         raise Unauthorized("the account of this API key no longer exists")
     actor = Actor(id=key.account_id, roles=key.roles, account_type=key.account_type.value)
-    return Principal(tenant_id=key.tenant_id, environment_id=key.environment_id, actor=actor)
+    entry = CachedKey(key.tenant_id, key.environment_id, actor, key.expires_at, now)
+    if cache is not None:
+        cache.put(key_hash, entry)
+    return _principal(entry)
 
 
 def check_password(uow: UnitOfWork, *, email: str, password: str, tenant_id: str | None = None) -> Account:

@@ -15,12 +15,14 @@ from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
-__all__ = ["DEFAULT_ENTITLEMENT_CACHE_TTL", "DEFAULT_RENEWAL_NOTICE", "Settings"]
+__all__ = ["DEFAULT_API_KEY_CACHE_TTL", "DEFAULT_ENTITLEMENT_CACHE_TTL", "DEFAULT_RENEWAL_NOTICE", "Settings"]
 
 #: Default lead time of the ``subscription.renewal.due`` notification.
 DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 #: Default for how long the entitlement check reuses what it read.
 DEFAULT_ENTITLEMENT_CACHE_TTL = timedelta(seconds=30)
+#: Default for how long an authenticated API key is reused without reading the store.
+DEFAULT_API_KEY_CACHE_TTL = timedelta(seconds=5)
 
 
 def _whole(value: object, name: str) -> None:
@@ -51,6 +53,11 @@ class Settings:
       (``scoped.entitlements.check``) reuses what it read: a customer's grants and the early part
       of a usage window (:mod:`billingkit.services.entitlement_cache`); ``timedelta(0)`` reads
       everything on every check.
+    - ``api_key_cache_ttl``: how long an authenticated API key is reused without reading the store
+      (:mod:`billingkit.services.api_key_cache`): a key revoked by another process, or whose
+      account was removed, keeps working at most this long; expiry and the environment are
+      checked on every use, and a revocation through the same ``Billing`` applies at once.
+      ``timedelta(0)`` reads the key on every request.
     - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
       subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
     - ``auto_cancellation_grace_days``: ``None`` (the default) leaves subscriptions with unpaid
@@ -69,6 +76,7 @@ class Settings:
     invoice_finalization_delay: timedelta = timedelta(0)
     entitlement_cache_ttl: timedelta = DEFAULT_ENTITLEMENT_CACHE_TTL
     auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
+    api_key_cache_ttl: timedelta = DEFAULT_API_KEY_CACHE_TTL
     auto_cancellation_grace_days: int | None = None
 
     def __post_init__(self) -> None:
@@ -94,6 +102,11 @@ class Settings:
         if not isinstance(ttl, timedelta) or ttl < timedelta(0):
             raise ValidationError(
                 "entitlement_cache_ttl must be a timedelta of at least 0", field="entitlement_cache_ttl"
+            )
+        key_ttl = self.api_key_cache_ttl
+        if not isinstance(key_ttl, timedelta) or key_ttl < timedelta(0):
+            raise ValidationError(
+                "api_key_cache_ttl must be a timedelta of at least 0", field="api_key_cache_ttl"
             )
         check = self.auto_invoice_check_interval
         if not isinstance(check, timedelta) or check <= timedelta(0):

@@ -173,6 +173,19 @@ class MemoryUnitOfWork:
                 return item
         return None
 
+    def find_api_key_with_account(self, key_hash: str) -> tuple[ApiKey, bool] | None:
+        key = self.find_api_key_by_hash(key_hash)
+        if key is None:
+            return None
+        live = any(
+            isinstance(item, Account)
+            and item.id == key.account_id
+            and item.tenant_id == key.tenant_id
+            and item.status is Status.PUBLISHED
+            for item in self._storage._rows["accounts"].values()
+        )
+        return key, live
+
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
         return [
             item

@@ -137,14 +137,19 @@ class SqlRepository(Generic[T]):
         if query.status is not None:
             conditions.equal("status", query.status.value)
         where = conditions.sql()
-        count = f"SELECT count(*) FROM {conditions.quote(self._table.name)} WHERE {where}"
-        mark = placeholder(self._conn.dialect)
-        total = self._conn.exec_driver_sql(count.replace("{}", mark), tuple(conditions.params)).scalar_one()
+        count_params = tuple(conditions.params)  # before order_by adds the sort's parameters
         order_params: builtins.list[Any] = []
         order = order_by(conditions, query.sort, order_params)
         items = self._select(
             conditions, f"{order} LIMIT {{}} OFFSET {{}}", (*order_params, query.limit, query.offset)
         )
+        if len(items) < query.limit and (items or not query.offset):
+            # A page that is not full is the last: the total is known without a COUNT (the
+            # meter lookup of every ingested batch, and most lists, are one page).
+            return Page(items=items, total=query.offset + len(items), limit=query.limit, offset=query.offset)
+        count = f"SELECT count(*) FROM {conditions.quote(self._table.name)} WHERE {where}"
+        mark = placeholder(self._conn.dialect)
+        total = self._conn.exec_driver_sql(count.replace("{}", mark), count_params).scalar_one()
         return Page(items=items, total=int(total), limit=query.limit, offset=query.offset)
 
     # -- writes ----------------------------------------------------------------------------

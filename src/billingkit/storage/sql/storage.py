@@ -23,6 +23,7 @@ from billingkit.errors import (
 )
 from billingkit.storage.kinds import KINDS, due_field
 from billingkit.storage.sql import schema
+from billingkit.storage.sql.access import find_api_key_with_account
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.ledger import SqlLedger, register_sqlite_ledger_functions
@@ -287,6 +288,9 @@ class SqlUnitOfWork:
         rows = self.connection.exec_driver_sql(decoder.select_sql("key_hash = {}"), (key_hash,)).fetchall()
         found: list[ApiKey] = decoder.models(rows)
         return found[0] if found else None
+
+    def find_api_key_with_account(self, key_hash: str) -> tuple[ApiKey, bool] | None:
+        return find_api_key_with_account(self.connection, key_hash)
 
     def find_accounts_by_email(self, email: str) -> Sequence[Account]:
         decoder = row_decoder(Account, TABLES["accounts"], self.connection.dialect)

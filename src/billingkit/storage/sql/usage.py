@@ -21,13 +21,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
 from billingkit.domain.usage import (
     EXACT,
     AggregationType,
-    BucketSize,
     Cell,
     MeterSpec,
     UsagePartial,
@@ -35,29 +34,13 @@ from billingkit.domain.usage import (
     UsageResult,
     usage_from_partials,
 )
-from billingkit.storage.sql.json_props import (
-    Fragment,
-    json_number,
-    json_path,
-    json_text,
-    sqlite_number,
-    sqlite_plain,
-)
+from billingkit.storage.sql.json_props import sqlite_number, sqlite_plain
 from billingkit.storage.sql.types import sqlite_instant, sqlite_time
+from billingkit.storage.sql.usage_statements import Shape, prepared
 
 __all__ = ["SqlUsageStore", "register_sqlite_functions"]
 
 _CHUNK = 1000  # questions per statement
-_FIXED_SECONDS = {
-    BucketSize.MINUTE: 60,
-    BucketSize.FIFTEEN_MINUTES: 900,
-    BucketSize.THIRTY_MINUTES: 1800,
-    BucketSize.HOUR: 3600,
-    BucketSize.THREE_HOURS: 10800,
-    BucketSize.SIX_HOURS: 21600,
-    BucketSize.TWELVE_HOURS: 43200,
-    BucketSize.DAY: 86400,
-}
 _add = EXACT.add  # exact at any size, whatever the caller's decimal context
 
 
@@ -148,171 +131,6 @@ def register_sqlite_functions(dbapi_connection: Any) -> None:
     dbapi_connection.create_aggregate("bk_wsum", 2, _SqliteWeighted)
 
 
-# --- statement building ---------------------------------------------------------------------------
-
-
-def _bucket_sql(dialect: str, size: BucketSize | None) -> str:
-    if size is None:
-        return "NULL"
-    if dialect == "postgresql":
-        if size is BucketSize.MONTH:
-            return "date_trunc('month', e.timestamp, 'UTC')"
-        if size is BucketSize.WEEK:
-            return "date_bin(INTERVAL '7 days', e.timestamp, TIMESTAMPTZ '1970-01-05 00:00:00+00')"
-        seconds = _FIXED_SECONDS[size]
-        return f"date_bin(INTERVAL '{seconds} seconds', e.timestamp, TIMESTAMPTZ '1970-01-01 00:00:00+00')"
-    if size is BucketSize.MONTH:
-        return "unixepoch(substr(e.timestamp, 1, 7) || '-01')"
-    seconds, origin = (604800, 345600) if size is BucketSize.WEEK else (_FIXED_SECONDS[size], 0)
-    epoch = "unixepoch(substr(e.timestamp, 1, 19))"  # whole seconds: SQLite rounds fractions to ms
-    return f"({epoch} - (((({epoch} - {origin}) % {seconds}) + {seconds}) % {seconds}))"
-
-
-def _micros_to_end_sql(dialect: str) -> str:
-    if dialect == "postgresql":
-        return "(EXTRACT(EPOCH FROM (q.end_at - e.timestamp)) * 1000000)"
-    return (
-        "((unixepoch(substr(q.end_at, 1, 19)) - unixepoch(substr(e.timestamp, 1, 19))) * 1000000"
-        " + CAST(substr(q.end_at, 21) AS INTEGER) - CAST(substr(e.timestamp, 21) AS INTEGER))"
-    )
-
-
-def _pg_aggregate_sql(meter: MeterSpec) -> str:
-    """PostgreSQL: the aggregate's pieces as columns (the event count is ``events``)."""
-    kind = meter.aggregation
-    if kind is AggregationType.COUNT:
-        return ""
-    if kind is AggregationType.COUNT_UNIQUE:
-        return ", count(DISTINCT s.v) AS distinct_count"
-    if kind is AggregationType.MAX:
-        return ", count(s.v) AS numbers, max(s.v) AS maximum"
-    if kind is AggregationType.LATEST:
-        latest = 'ORDER BY s.ts DESC, s.id COLLATE "C" DESC) FILTER (WHERE s.v IS NOT NULL))[1]'
-        return (
-            f", count(s.v) AS numbers, (array_agg(s.v {latest} AS latest,"
-            f" (array_agg(s.ts {latest} AS latest_ts, (array_agg(s.id {latest} AS latest_id"
-        )
-    if kind is AggregationType.WEIGHTED_SUM:
-        return ", count(s.v) AS numbers, sum(s.v) AS total, sum(s.v * s.micros) AS weighted"
-    return ", count(s.v) AS numbers, sum(s.v) AS total"
-
-
-def _sqlite_packed_sql(meter: MeterSpec, c: dict[str, str], exact_integers: bool) -> str:
-    """SQLite: one text value ``"<events>;<the aggregate's pieces>"`` over the columns ``c``
-    (``v`` the property's JSON literal, ``vt`` its JSON type, ``vi`` its SQL value, ``ts``,
-    ``id``, ``micros``); read back by :func:`_sqlite_partial`.
-
-    Sums (SUM, AVG, SUM_WITH_MULTIPLIER) add JSON integers in SQLite itself and hand only the
-    other numbers (decimals, numeric strings) to ``bk_sum``: a Python call per event costs more
-    than the rest of the query. SQLite adds 64-bit integers exactly and raises on overflow; an
-    integer too large for 64 bits is read as a double, which makes the sum a double. Either way
-    :func:`_sqlite_partial` notices and the caller asks again with ``exact_integers=False``
-    (every number through ``bk_sum``)."""
-    kind = meter.aggregation
-    parts = ["count(*)"]
-    if kind is AggregationType.COUNT_UNIQUE:
-        parts.append(f"count(DISTINCT {c['v']})")
-    elif kind is AggregationType.MAX:
-        parts.append(f"bk_max({c['v']})")
-    elif kind is AggregationType.LATEST:
-        parts.append(f"bk_latest({c['v']}, {c['ts']}, {c['id']})")
-    elif kind is AggregationType.WEIGHTED_SUM:
-        parts.append(f"bk_wsum({c['v']}, {c['micros']})")
-    elif kind is not AggregationType.COUNT:
-        if exact_integers:
-            vt = c["vt"]
-            parts += [
-                f"count(*) FILTER (WHERE {vt} = 'integer')",
-                f"ifnull(sum({c['vi']}) FILTER (WHERE {vt} = 'integer'), 0)",
-                f"ifnull(bk_sum({c['v']}) FILTER (WHERE {vt} IN ('real', 'text')), '0;0')",
-            ]
-        else:
-            parts += ["0", "0", f"ifnull(bk_sum({c['v']}), '0;0')"]
-    return " || ';' || ".join(parts)
-
-
-def _questions_sql(dialect: str, sql: Fragment, rows: list[list[Any]]) -> str:
-    payload = sql.bind(json.dumps(rows))
-    if dialect == "postgresql":
-        return (
-            f"(SELECT (r ->> 0)::int AS idx, r ->> 1 AS customer, (r ->> 2)::timestamptz AS start_at,"
-            f" (r ->> 3)::timestamptz AS end_at FROM jsonb_array_elements(CAST({payload} AS jsonb)) AS r)"
-        )
-    return (
-        "(SELECT json_extract(value, '$[0]') AS idx, json_extract(value, '$[1]') AS customer,"
-        " json_extract(value, '$[2]') AS start_at, json_extract(value, '$[3]') AS end_at"
-        f" FROM json_each({payload}))"
-    )
-
-
-def _statement(
-    dialect: str,
-    scope: tuple[str | None, str | None],
-    meter: MeterSpec,
-    rows: list[list[Any]],
-    by_customer: bool,
-    *,
-    one_row_per_question: bool = False,
-    exact_integers: bool = True,
-) -> tuple[str, dict[str, Any]]:
-    """The statement answering the questions ``rows``: result rows ``(idx, bucket, grp, events,
-    <pieces>)`` on PostgreSQL and ``(idx, bucket, grp, packed)`` on SQLite.
-    ``one_row_per_question``: no two rows share an index (one customer, or all of them)."""
-    sql = Fragment()
-    props = "e.properties"
-    sqlite = dialect != "postgresql"
-    c = {"ts": "e.timestamp", "id": "e.id", "vt": "NULL", "vi": "NULL", "micros": "NULL"}
-    if meter.aggregation is AggregationType.COUNT:
-        c["v"] = "NULL"
-    elif meter.aggregation is AggregationType.COUNT_UNIQUE:
-        assert meter.field is not None
-        c["v"] = json_text(dialect, props, meter.field, sql)
-    else:
-        assert meter.field is not None
-        c["v"] = json_number(dialect, props, meter.field, sql)
-        if sqlite:
-            path = sql.bind(json_path(meter.field))
-            c["vt"], c["vi"] = f"json_type({props}, {path})", f"({props} ->> {path})"
-    if meter.aggregation is AggregationType.WEIGHTED_SUM:
-        c["micros"] = _micros_to_end_sql(dialect)
-    group = "NULL" if meter.group_by is None else json_text(dialect, props, meter.group_by, sql)
-    questions = _questions_sql(dialect, sql, rows)
-    conditions = [
-        f"e.tenant_id = {sql.bind(scope[0])}",
-        f"e.environment_id = {sql.bind(scope[1])}",
-        f"e.event_name = {sql.bind(meter.event_name)}",
-        "e.timestamp >= q.start_at",
-        "e.timestamp < q.end_at",
-    ]
-    if by_customer:
-        conditions.insert(2, "e.external_customer_id = q.customer")
-    for meter_filter in meter.filters:
-        values = ", ".join(sql.bind(v) for v in meter_filter.values)
-        conditions.append(f"{json_text(dialect, props, meter_filter.key, sql)} IN ({values})")
-    where = " AND ".join(conditions)
-    if sqlite and one_row_per_question and meter.bucket_size is None and meter.group_by is None:
-        # One value per question: a correlated subquery walks the index once per question and
-        # needs no temporary B-tree to group the joined rows (about four times faster).
-        packed = _sqlite_packed_sql(meter, c, exact_integers)
-        statement = (
-            f"SELECT q.idx AS idx, NULL AS bucket, NULL AS grp,"
-            f" (SELECT {packed} FROM events AS e WHERE {where}) AS packed FROM {questions} AS q"
-        )
-        return statement, sql.params
-    bucket = _bucket_sql(dialect, meter.bucket_size)
-    columns = ", ".join(f"{expression} AS {name}" for name, expression in c.items())
-    inner = (
-        f"SELECT q.idx AS idx, {bucket} AS bucket, {group} AS grp, {columns}"
-        f" FROM {questions} AS q JOIN events AS e ON {where}"
-    )
-    if sqlite:
-        pieces = f", {_sqlite_packed_sql(meter, {name: f's.{name}' for name in c}, exact_integers)} AS packed"
-    else:
-        pieces = f", count(*) AS events{_pg_aggregate_sql(meter)}"
-    statement = f"SELECT s.idx, s.bucket, s.grp{pieces} FROM ({inner}) AS s GROUP BY s.idx, s.bucket, s.grp"
-    return statement, sql.params
-
-
 # --- reading results ----------------------------------------------------------------------------
 
 
@@ -352,7 +170,7 @@ def _pg_partial(meter: MeterSpec, row: Any) -> UsagePartial:
 
 
 def _sqlite_partial(meter: MeterSpec, packed: str) -> UsagePartial:
-    """The partial packed by :func:`_sqlite_packed_sql`."""
+    """The partial packed by ``usage_statements._sqlite_packed_sql``."""
     kind = meter.aggregation
     head, _, rest = packed.partition(";")
     events = int(head)
@@ -439,19 +257,16 @@ class SqlUsageStore:
         single: bool,
         cells: list[dict[Cell, UsagePartial]],
     ) -> None:
+        plain = meter.bucket_size is None and meter.group_by is None
+        if len(rows) == 1 and plain:
+            self._run_one(meter, rows[0], by_customer, cells)
+            return
+        shape = Shape.ROWS if single and plain else Shape.GROUPED
         for chunk in _chunks(rows, _CHUNK):
+            payload = json.dumps(chunk)
 
-            def ask(exact_integers: bool, chunk: list[list[Any]] = chunk) -> list[Any]:
-                statement, params = _statement(
-                    self._dialect,
-                    self._scope,
-                    meter,
-                    chunk,
-                    by_customer,
-                    one_row_per_question=single,
-                    exact_integers=exact_integers,
-                )
-                return list(self._conn.execute(text(statement), params))
+            def ask(exact_integers: bool, payload: str = payload) -> list[Any]:
+                return self._execute(meter, by_customer, shape, exact_integers, {"q": payload})
 
             if self._dialect == "postgresql":
                 for row in ask(True):
@@ -467,13 +282,56 @@ class SqlUsageStore:
             for index, key, partial in found:
                 cells[index][key] = partial
 
+    def _run_one(
+        self, meter: MeterSpec, row: list[Any], by_customer: bool, cells: list[dict[Cell, UsagePartial]]
+    ) -> None:
+        """One question, no buckets or groups: one plain statement over one index range."""
+        index, customer, start, end = row
+        questions = {"qc": customer, "qs": start, "qe": end} if by_customer else {"qs": start, "qe": end}
+        if self._dialect == "postgresql":
+            (found,) = self._execute(meter, by_customer, Shape.ONE, True, questions)
+            if found.events:  # a question without events has no cell
+                cells[index][(None, None)] = _pg_partial(meter, found)
+            return
+        try:
+            (found,) = self._execute(meter, by_customer, Shape.ONE, True, questions)
+            packed = _packed(found.packed)
+            partial = None if packed.partition(";")[0] == "0" else _sqlite_partial(meter, packed)
+        except (_InexactSum, OperationalError) as exc:
+            if isinstance(exc, OperationalError) and "integer overflow" not in str(exc.orig):
+                raise
+            (found,) = self._execute(meter, by_customer, Shape.ONE, False, questions)
+            packed = _packed(found.packed)
+            partial = None if packed.partition(";")[0] == "0" else _sqlite_partial(meter, packed)
+        if partial is not None:
+            cells[index][(None, None)] = partial
+
+    def _execute(
+        self,
+        meter: MeterSpec,
+        by_customer: bool,
+        shape: Shape,
+        exact_integers: bool,
+        questions: dict[str, Any],
+    ) -> list[Any]:
+        """Run the cached statement of ``meter`` and ``shape`` for this scope and ``questions``."""
+        sql, constants = prepared(self._dialect, meter, by_customer, shape, exact_integers)
+        params = dict(constants)
+        params["t"], params["e"] = self._scope
+        params.update(questions)
+        return list(self._conn.exec_driver_sql(sql, params).fetchall())
+
+
+def _packed(raw: Any) -> str:
+    # NULL: no events (a custom aggregate that never stepped); COUNT alone is a number.
+    return "0" if raw is None else str(raw)
+
 
 def _sqlite_cells(meter: MeterSpec, rows: list[Any]) -> list[tuple[int, Cell, UsagePartial]]:
     """The cells of SQLite result rows ``(idx, bucket, grp, packed)``."""
     found = []
     for row in rows:
-        # NULL: no events (a custom aggregate that never stepped); COUNT alone is a number.
-        packed = "0" if row.packed is None else str(row.packed)
+        packed = _packed(row.packed)
         if packed.partition(";")[0] != "0":  # a question without events has no cell
             cell: Cell = (_bucket_value(row.bucket), row.grp)
             found.append((int(row.idx), cell, _sqlite_partial(meter, packed)))

@@ -266,6 +266,42 @@ class RecordContract:
             assert uow.find_api_key_by_hash("f" * 64) == key
             assert uow.find_api_key_by_hash("e" * 64) is None
 
+    def test_api_key_with_account_in_one_lookup(self, storage: Storage) -> None:
+        account = sample("accounts", tenant_id="tenant_z")
+        assert isinstance(account, Account)
+        live = sample(
+            "api_keys", tenant_id="tenant_z", environment_id="env_z", key_hash="a" * 64, account_id=account.id
+        )
+        orphan = sample(
+            "api_keys",
+            tenant_id="tenant_z",
+            environment_id="env_z",
+            key_hash="b" * 64,
+            account_id="acct_gone",
+        )
+        # Same account id in another tenant: never the key's account.
+        elsewhere = sample("api_keys", tenant_id="tenant_y", environment_id="env_y", key_hash="c" * 64)
+        assert isinstance(elsewhere, ApiKey)
+        with storage.unit_of_work("tenant_z", "env_z") as uow:
+            uow.for_scope("tenant_z", None).accounts.add(account)
+            uow.api_keys.add(live)
+            uow.api_keys.add(orphan)
+            uow.for_scope("tenant_y", "env_y").api_keys.add(
+                elsewhere.model_copy(update={"account_id": account.id})
+            )
+            uow.commit()
+        with storage.unit_of_work() as uow:
+            assert uow.find_api_key_with_account("a" * 64) == (live, True)
+            assert uow.find_api_key_with_account("b" * 64) == (orphan, False)
+            found = uow.find_api_key_with_account("c" * 64)
+            assert found is not None and found[1] is False
+            assert uow.find_api_key_with_account("d" * 64) is None
+        with storage.unit_of_work("tenant_z", None) as uow:
+            uow.accounts.update(account.model_copy(update={"status": Status.ARCHIVED}))
+            uow.commit()
+        with storage.unit_of_work() as uow:
+            assert uow.find_api_key_with_account("a" * 64) == (live, False)
+
     def test_accounts_by_email_across_tenants(self, storage: Storage) -> None:
         with storage.unit_of_work("tenant_a", None) as uow:
             uow.accounts.add(sample("accounts", email="same@x.io"))
