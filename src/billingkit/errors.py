@@ -21,6 +21,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "PermissionDenied",
+    "ReadOnlyTransaction",
     "ServiceUnavailable",
     "TooManyRequests",
     "Unauthorized",
@@ -161,6 +162,16 @@ class InternalError(BillingError):
     """An unexpected failure. Its message never carries internals."""
 
     code = "internal_error"
+    http_status = 500
+
+
+class ReadOnlyTransaction(InternalError):
+    """A write was attempted in a read-only unit of work (``storage.unit_of_work(...,
+    read_only=True)``, which every read of the facade opens). A bug in the caller, never in the
+    data: nothing was written, and the write lock was not taken. Answered as a 500, as any
+    :class:`InternalError`."""
+
+    code = "read_only_transaction"
     http_status = 500
 
 

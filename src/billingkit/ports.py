@@ -270,6 +270,11 @@ class UnitOfWork(Repositories, Protocol):
         tb: TracebackType | None,
     ) -> None: ...
 
+    @property
+    def read_only(self) -> bool:
+        """Whether this unit of work was opened ``read_only`` (see :meth:`Storage.unit_of_work`)."""
+        ...
+
     def commit(self) -> None: ...
 
     def rollback(self) -> None: ...
@@ -306,7 +311,25 @@ class UnitOfWork(Repositories, Protocol):
 class Storage(Protocol):
     """One entry object per store: hands out units of work."""
 
-    def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> UnitOfWork: ...
+    def unit_of_work(
+        self, tenant_id: str | None = None, environment_id: str | None = None, *, read_only: bool = False
+    ) -> UnitOfWork:
+        """A unit of work in the scope. ``read_only=True``: one that only reads, and so never
+        waits for writers:
+
+        - SQLite: a deferred ``BEGIN`` (under WAL, a consistent snapshot of what was committed
+          when its first statement ran) that never asks for the write lock, so it answers while
+          a long write unit of work (a billing run's batch) holds it;
+        - PostgreSQL: ``BEGIN READ ONLY`` at the database's default isolation (READ COMMITTED,
+          as write units of work), so each statement sees what was committed when it started;
+        - memory: serialised with every other unit of work (the data is changed in place, so a
+          reader beside a writer would see uncommitted writes).
+
+        Any write in it (a repository's ``add``/``update``..., an event insert, a counter, a
+        claim) raises :class:`~billingkit.errors.ReadOnlyTransaction` and writes nothing; it is
+        never upgraded to a write lock. Its ``commit`` commits nothing. Write units of work
+        (the default) keep their guarantees: ``BEGIN IMMEDIATE`` on SQLite, so writers queue."""
+        ...
 
     def ping(self) -> None:
         """Check that the store answers a trivial query now, without taking locks or writing

@@ -84,7 +84,7 @@ class ApiKeys(Area):
         return revoked
 
     def list(self, query: ListQuery | None = None) -> Page[ApiKey]:
-        return self._s.run(access.list_api_keys, query=query or ListQuery())
+        return self._s.read(access.list_api_keys, query=query or ListQuery())
 
 
 class Users(Area):
@@ -92,7 +92,7 @@ class Users(Area):
     the account and, for a user given no password, the generated one (shown once)."""
 
     create = RequestOp(access.create_account, access.AccountCreate)
-    get = IdOp(access.get_account)
+    get = IdOp(access.get_account, read_only=True)
 
     def me(self) -> Account:
         """The caller's own account."""
@@ -103,7 +103,7 @@ class Environments(Area):
     create = RequestOp(access.create_environment, access.EnvironmentCreate)
 
     def list(self) -> Page[Environment]:
-        return self._s.run(access.list_environments)
+        return self._s.read(access.list_environments)
 
 
 class Customers(Area):
@@ -111,13 +111,13 @@ class Customers(Area):
     ``delete`` archives."""
 
     create = RequestOp(customers.create_customer, customers.CustomerCreate)
-    get = IdOp(customers.get_customer)
-    get_by_external_id = IdOp(customers.get_customer_by_external_id)
+    get = IdOp(customers.get_customer, read_only=True)
+    get_by_external_id = IdOp(customers.get_customer_by_external_id, read_only=True)
     update = IdRequestOp(customers.update_customer, customers.CustomerUpdate)
     delete = IdOp(customers.delete_customer)
-    search = RequestOp(customers.search_customers, customers.CustomerSearch)
+    search = RequestOp(customers.search_customers, customers.CustomerSearch, read_only=True)
     #: The customer's pending credit grant applications (credits still to come), soonest first.
-    upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants)
+    upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants, read_only=True)
 
     def list(
         self, query: ListQuery | customers.CustomerSearch | None = None, /, **fields: Any
@@ -129,7 +129,7 @@ class Customers(Area):
         if fields:
             raise TypeError(f"pass a {type(query).__name__} or search fields as keyword arguments, not both")
         if isinstance(query, ListQuery):
-            return self._s.run(customers.list_customers, query=query)
+            return self._s.read(customers.list_customers, query=query)
         return self.search(query)
 
 
@@ -146,7 +146,7 @@ class Notifications(Area):
         query = ListQuery(
             filters=tuple(filters), sort=(Sort("created_at", descending=False),), limit=limit, offset=offset
         )
-        return self._s.run(notifications.list_notifications, query=query)
+        return self._s.read(notifications.list_notifications, query=query)
 
 
 def _preview(
@@ -165,7 +165,7 @@ def _preview(
             "hide_zero_charges_line_items": hide_zero_charges_line_items,
         },
     )
-    return area._s.run(invoices.preview_invoice, request=data)
+    return area._s.read(invoices.preview_invoice, request=data)
 
 
 def _renewal_notice(scoped: Scoped) -> dict[str, Any]:
@@ -187,12 +187,12 @@ class Subscriptions(Area):
         subscriptions.SubscriptionActivate,
         scope_arguments=_renewal_notice,
     )
-    get = IdOp(subscriptions.get_subscription)
-    list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch)
+    get = IdOp(subscriptions.get_subscription, read_only=True)
+    list = RequestOp(subscriptions.search_subscriptions, subscriptions.SubscriptionSearch, read_only=True)
     search = list
-    for_customer = IdOp(subscriptions.customer_subscriptions)
+    for_customer = IdOp(subscriptions.customer_subscriptions, read_only=True)
     #: The subscription's pending credit grant applications (credits still to come), soonest first.
-    upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants)
+    upcoming_grants = IdOp(credit_grant_applications.subscription_upcoming_grants, read_only=True)
     #: Change a subscription in place: ``modify(id, type="coupon", coupon_params={"action": "add",
     #: "coupon_code": "..."})``; ``type="inheritance"`` (``inheritance_params``) and
     #: ``type="grouped_invoicing"`` (``grouped_invoicing_params``) add or remove children;
@@ -206,7 +206,8 @@ class Subscriptions(Area):
         scope_arguments=_renewal_notice,
     )
     #: What ``modify`` would answer for the same request, with nothing written (the invoices and
-    #: wallet credits it would make shown with ``status: preview``).
+    #: wallet credits it would make shown with ``status: preview``). A write unit of work, not a
+    #: read: it carries the change out and rolls it back, so it takes the write lock.
     preview_modify = IdRequestOp(
         subscription_modify.preview_modify,
         subscription_modify.ExecuteSubscriptionModifyRequest,
@@ -225,21 +226,24 @@ class Subscriptions(Area):
         plan_change_in_place.change_plan, plan_change_in_place.PlanChangeRequest, conflict_retries=1
     )
     preview_plan_change = IdRequestOp(
-        plan_change_in_place.preview_plan_change, plan_change_in_place.PlanChangeRequest
+        plan_change_in_place.preview_plan_change, plan_change_in_place.PlanChangeRequest, read_only=True
     )
     #: Plan change v1 (a new subscription replaces this one): ``replace_plan(id, target_plan_id=...,
     #: billing_cadence="RECURRING", billing_cycle="anniversary", billing_period="MONTHLY",
     #: proration_behavior="create_prorations", change_at="immediate" | "end_of_period")`` →
-    #: ``PlanChangeResult``; ``preview_replace_plan(id, ...)`` → ``PlanChangePreview``, writes nothing.
+    #: ``PlanChangeResult``; ``preview_replace_plan(id, ...)`` → ``PlanChangePreview``, writes nothing
+    #: (but runs as a write: it carries the change out and rolls it back, so it takes the write lock).
     replace_plan = IdRequestOp(plan_change_replace.change_plan, plan_change_replace.PlanChangeRequest)
     preview_replace_plan = IdRequestOp(
         plan_change_replace.preview_plan_change, plan_change_replace.PlanChangeRequest
     )
     #: One subscription's schedules (``ScheduleList``), newest first.
-    schedules = IdOp(subscription_schedules.list_subscription_schedules)
+    schedules = IdOp(subscription_schedules.list_subscription_schedules, read_only=True)
     #: Schedules of any subscription: ``list_schedules(pending_only=True, subscription_ids=[...])``.
-    list_schedules = RequestOp(subscription_schedules.search_schedules, subscription_schedules.ScheduleSearch)
-    get_schedule = IdOp(subscription_schedules.get_schedule)
+    list_schedules = RequestOp(
+        subscription_schedules.search_schedules, subscription_schedules.ScheduleSearch, read_only=True
+    )
+    get_schedule = IdOp(subscription_schedules.get_schedule, read_only=True)
     #: Withdraw a pending schedule; a cancellation's subscription gets its dates back.
     cancel_schedule = IdRequestOp(
         subscription_schedules.cancel_schedule, subscription_schedules.CancelScheduleRequest
@@ -255,14 +259,16 @@ class Subscriptions(Area):
     delete_line_item = IdRequestOp(
         subscription_line_items.delete_line_item, line_item_requests.LineItemDelete
     )
-    line_items = RequestOp(line_item_search.search_line_items, line_item_search.LineItemSearch)
+    line_items = RequestOp(
+        line_item_search.search_line_items, line_item_search.LineItemSearch, read_only=True
+    )
     #: Phases: ``add_phase(id, start_date=..., override_line_items=[...])``, ``update_phase(phase_id,
     #: end_date=...)``, ``delete_phase(phase_id)`` (a phase not started), ``phases(id)``, ``get_phase``.
     add_phase = IdRequestOp(subscription_phases.add_phase, subscription_phases.SubscriptionPhaseCreate)
     update_phase = IdRequestOp(subscription_phases.update_phase, subscription_phases.SubscriptionPhaseUpdate)
     delete_phase = IdOp(subscription_phases.delete_phase)
-    phases = IdOp(subscription_phases.list_phases)
-    get_phase = IdOp(subscription_phases.get_phase)
+    phases = IdOp(subscription_phases.list_phases, read_only=True)
+    get_phase = IdOp(subscription_phases.get_phase, read_only=True)
 
     #: Pause: ``pause(id, pause_mode="immediate" | "scheduled" | "period_end", pause_start=...,
     #: pause_end=... | pause_days=..., reason=..., metadata=..., dry_run=False)`` → ``PauseResult``
@@ -274,11 +280,13 @@ class Subscriptions(Area):
     resume = IdRequestOp(
         subscription_pauses.resume_subscription, subscription_pauses.ResumeRequest, conflict_retries=1
     )
-    pauses = IdOp(subscription_pauses.list_pauses)
+    pauses = IdOp(subscription_pauses.list_pauses, read_only=True)
 
     #: ``search`` with each subscription's aggregated features (``expand=entitlements`` over HTTP).
     search_with_entitlements = RequestOp(
-        subscription_entitlements.search_subscriptions_with_entitlements, subscriptions.SubscriptionSearch
+        subscription_entitlements.search_subscriptions_with_entitlements,
+        subscriptions.SubscriptionSearch,
+        read_only=True,
     )
 
     def entitlements(
@@ -286,7 +294,7 @@ class Subscriptions(Area):
     ) -> subscription_entitlements.SubscriptionEntitlements:
         """The subscription's features, each aggregated from its sources (plan, add-ons,
         overrides), optionally only ``feature_ids``."""
-        return self._s.run(
+        return self._s.read(
             subscription_entitlements.get_subscription_entitlements,
             subscription_id=subscription_id,
             feature_ids=feature_ids,
@@ -304,11 +312,11 @@ class Subscriptions(Area):
         conflict_retries=2,
     )
     #: The subscription's add-on associations in force now or later, oldest first.
-    addon_associations = IdOp(subscription_addons.addon_associations)
+    addon_associations = IdOp(subscription_addons.addon_associations, read_only=True)
 
     def get_v2(self, subscription_id: str, *, expand: str | None = None) -> subscriptions.SubscriptionV2:
         """The v2 read: ``expand`` names optional parts (``subscription_line_items``, ...)."""
-        return self._s.run(subscriptions.get_subscription_v2, subscription_id=subscription_id, expand=expand)
+        return self._s.read(subscriptions.get_subscription_v2, subscription_id=subscription_id, expand=expand)
 
     def preview_invoice(
         self,
@@ -328,8 +336,8 @@ class Invoices(Area):
     ``finalize`` a draft, ``void`` one, edit it (``update``, ``apply_discount=True`` recomputes a
     draft's coupons and taxes), record a payment by hand (``update_payment``)."""
 
-    get = IdOp(invoices.get_invoice)
-    list = RequestOp(invoices.search_invoices, invoices.InvoiceSearch)
+    get = IdOp(invoices.get_invoice, read_only=True)
+    list = RequestOp(invoices.search_invoices, invoices.InvoiceSearch, read_only=True)
     search = list
     create = RequestOp(direct_invoices.create_invoice, direct_invoices.InvoiceCreate)
     update = IdRequestOp(invoice_updates.update_invoice, invoice_updates.InvoiceUpdate)
@@ -361,7 +369,7 @@ class Invoices(Area):
         and ``ConfigurationError`` naming ``pip install 'billingkit[pdf]'`` without the ``pdf``
         extra. The invoice is read in one unit of work and drawn after it ends.
         """
-        document = self._s.run(invoice_documents.load_invoice_document, invoice_id=invoice_id)
+        document = self._s.read(invoice_documents.load_invoice_document, invoice_id=invoice_id)
         return render_invoice_pdf(
             document.invoice, customer=document.customer, seller=document.seller, locale=locale
         )
@@ -376,8 +384,8 @@ class Payments(Area):
     that moved no money."""
 
     create = RequestOp(payments.create_payment, payments.PaymentCreate)
-    get = IdOp(payments.get_payment)
-    list = RequestOp(payments.list_payments, payments.PaymentSearch)
+    get = IdOp(payments.get_payment, read_only=True)
+    list = RequestOp(payments.list_payments, payments.PaymentSearch, read_only=True)
     update = IdRequestOp(payments.update_payment, payments.PaymentUpdate)
     delete = IdOp(payments.delete_payment)
     process = IdOp(payments.process_payment)
@@ -401,8 +409,8 @@ class CreditNotes(Area):
         credit_notes.CreditNoteCreate,
         conflict_retries=CREDIT_NOTE_CONFLICT_RETRIES,
     )
-    get = IdOp(credit_notes.get_credit_note)
-    list = RequestOp(credit_notes.list_credit_notes, credit_notes.CreditNoteSearch)
+    get = IdOp(credit_notes.get_credit_note, read_only=True)
+    list = RequestOp(credit_notes.list_credit_notes, credit_notes.CreditNoteSearch, read_only=True)
     finalize = IdRequestOp(
         credit_notes.finalize_credit_note,
         credit_notes.CreditNoteFinalize,
@@ -420,19 +428,23 @@ class Wallets(Area):
     allowed price types (:class:`~billingkit.services.wallet_balances.RealTimeBalance`)."""
 
     create = RequestOp(wallets.create_wallet, wallets.WalletCreate)
-    get = IdOp(wallets.get_wallet)
+    get = IdOp(wallets.get_wallet, read_only=True)
     #: Every wallet of one customer (by customer id), oldest first.
-    list_for_customer = IdOp(wallets.wallets_of_customer)
+    list_for_customer = IdOp(wallets.wallets_of_customer, read_only=True)
     #: Every wallet of one customer named by ``id`` or ``lookup_key`` (its external id).
-    for_customer = RequestOp(wallets.customer_wallets, wallets.CustomerWalletsQuery)
-    search = RequestOp(wallets.search_wallets, wallets.WalletSearch)
+    for_customer = RequestOp(wallets.customer_wallets, wallets.CustomerWalletsQuery, read_only=True)
+    search = RequestOp(wallets.search_wallets, wallets.WalletSearch, read_only=True)
     update = IdRequestOp(wallets.update_wallet, wallets.WalletUpdate)
     terminate = IdOp(wallets.terminate_wallet)
     top_up = IdRequestOp(wallet_topups.top_up_wallet, wallet_topups.TopUpRequest)
     transactions = IdRequestOp(
-        wallet_transactions.list_wallet_transactions, wallet_transactions.WalletTransactionSearch
+        wallet_transactions.list_wallet_transactions,
+        wallet_transactions.WalletTransactionSearch,
+        read_only=True,
     )
     search_transactions = RequestOp(
-        wallet_transactions.search_wallet_transactions, wallet_transactions.WalletTransactionSearch
+        wallet_transactions.search_wallet_transactions,
+        wallet_transactions.WalletTransactionSearch,
+        read_only=True,
     )
-    real_time_balance = IdOp(wallet_balances.get_real_time_balance)
+    real_time_balance = IdOp(wallet_balances.get_real_time_balance, read_only=True)

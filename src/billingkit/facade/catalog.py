@@ -62,14 +62,14 @@ class Plans(Area):
     reads return the plan with its current items. ``delete`` archives the plan and its items."""
 
     create = RequestOp(plans.create_plan, plans.PlanCreate)
-    get = IdOp(plans.get_plan)
+    get = IdOp(plans.get_plan, read_only=True)
     update = IdRequestOp(plans.update_plan, plans.PlanUpdate)
     delete = IdOp(plans.delete_plan)
     clone = IdRequestOp(plans.clone_plan, plans.PlanClone)
-    list = RequestOp(plans.search_plans, plans.PlanSearch)
+    list = RequestOp(plans.search_plans, plans.PlanSearch, read_only=True)
     search = list
-    entitlements = IdOp(plans.plan_entitlements)
-    credit_grants = IdOp(plans.plan_credit_grants)
+    entitlements = IdOp(plans.plan_entitlements, read_only=True)
+    credit_grants = IdOp(plans.plan_credit_grants, read_only=True)
 
     def sync_subscriptions(self, plan_id: str, *, batch_size: int | None = None) -> PlanPriceSync:
         """Bring every live subscription of the plan up to its current prices
@@ -93,14 +93,14 @@ class Addons(Area):
     """Add-ons, shaped like plans: created with their items, archived with them."""
 
     create = RequestOp(addons.create_addon, addons.AddonCreate)
-    get = IdOp(addons.get_addon)
-    get_by_lookup_key = IdOp(addons.get_addon_by_lookup_key)
+    get = IdOp(addons.get_addon, read_only=True)
+    get_by_lookup_key = IdOp(addons.get_addon_by_lookup_key, read_only=True)
     update = IdRequestOp(addons.update_addon, addons.AddonUpdate)
     delete = IdOp(addons.delete_addon)
-    list = RequestOp(addons.search_addons, addons.AddonSearch)
+    list = RequestOp(addons.search_addons, addons.AddonSearch, read_only=True)
     search = list
-    entitlements = IdOp(addons.addon_entitlements)
-    credit_grants = IdOp(addons.addon_credit_grants)
+    entitlements = IdOp(addons.addon_entitlements, read_only=True)
+    credit_grants = IdOp(addons.addon_credit_grants, read_only=True)
 
 
 class Prices(Area):
@@ -110,7 +110,7 @@ class Prices(Area):
 
     create = RequestOp(prices.create_price, prices.PriceCreate)
     update = IdRequestOp(prices.update_price, prices.PriceUpdate)
-    list = RequestOp(prices.list_prices, prices.PriceSearch)
+    list = RequestOp(prices.list_prices, prices.PriceSearch, read_only=True)
     search = list
 
     def create_bulk(
@@ -126,12 +126,12 @@ class Prices(Area):
 
     def get(self, price_id: str, *, expand: str | Iterable[str] | None = None) -> prices.PriceDetail:
         """The live price, expanded with ``groups``, ``plan``, ``addon`` when ``expand`` names them."""
-        return self._s.run(prices.get_price, price_id=price_id, expand=expand)
+        return self._s.read(prices.get_price, price_id=price_id, expand=expand)
 
     def get_by_lookup_key(
         self, lookup_key: str, *, expand: str | Iterable[str] | None = None
     ) -> prices.PriceDetail:
-        return self._s.run(prices.get_price_by_lookup_key, lookup_key=lookup_key, expand=expand)
+        return self._s.read(prices.get_price_by_lookup_key, lookup_key=lookup_key, expand=expand)
 
     def delete(self, price_id: str, end_date: datetime | None = None) -> Price:
         """With a future ``end_date`` the price ends then; without, it is archived now."""
@@ -145,11 +145,11 @@ class PriceUnits(Area):
     price uses cannot be deleted."""
 
     create = RequestOp(price_units.create_price_unit, price_units.PriceUnitCreate)
-    get = IdOp(price_units.get_price_unit)
-    get_by_code = IdOp(price_units.get_price_unit_by_code)
+    get = IdOp(price_units.get_price_unit, read_only=True)
+    get_by_code = IdOp(price_units.get_price_unit_by_code, read_only=True)
     update = IdRequestOp(price_units.update_price_unit, price_units.PriceUnitUpdate)
     delete = IdOp(price_units.delete_price_unit)
-    list = RequestOp(price_units.list_price_units, price_units.PriceUnitSearch)
+    list = RequestOp(price_units.list_price_units, price_units.PriceUnitSearch, read_only=True)
     search = list
 
 
@@ -158,9 +158,9 @@ class Groups(Area):
     (``.group`` and the live members' ``.entity_ids``)."""
 
     create = RequestOp(groups.create_group, groups.GroupCreate)
-    get = IdOp(groups.get_group)
+    get = IdOp(groups.get_group, read_only=True)
     delete = IdOp(groups.delete_group)
-    list = RequestOp(groups.list_groups, groups.GroupSearch)
+    list = RequestOp(groups.list_groups, groups.GroupSearch, read_only=True)
     search = list
 
     def add_members(self, group_id: str, entity_ids: Sequence[str]) -> groups.GroupDetail:
@@ -173,12 +173,12 @@ class Meters(Area):
     cannot be deleted."""
 
     create = RequestOp(meters.create_meter, meters.MeterCreate)
-    get = IdOp(meters.get_meter)
+    get = IdOp(meters.get_meter, read_only=True)
     update = IdRequestOp(meters.update_meter, meters.MeterUpdate)
     delete = IdOp(meters.delete_meter)
-    list = RequestOp(meters.list_meters, meters.MeterSearch)
+    list = RequestOp(meters.list_meters, meters.MeterSearch, read_only=True)
     search = list
-    list_for_event = IdOp(meters.list_meters_for_event)
+    list_for_event = IdOp(meters.list_meters_for_event, read_only=True)
 
 
 class Features(Area):
@@ -186,18 +186,18 @@ class Features(Area):
     plain features."""
 
     create = RequestOp(features.create_feature, features.FeatureCreate)
-    get = IdOp(features.get_feature)
+    get = IdOp(features.get_feature, read_only=True)
     update = IdRequestOp(features.update_feature, features.FeatureUpdate)
     delete = IdOp(features.delete_feature)
     clone = IdRequestOp(features.clone_feature, features.FeatureClone)
-    list = RequestOp(features.list_features, features.FeatureSearch)
-    search = RequestOp(features.list_feature_details, features.FeatureSearch)
+    list = RequestOp(features.list_features, features.FeatureSearch, read_only=True)
+    search = RequestOp(features.list_feature_details, features.FeatureSearch, read_only=True)
 
     def detail(self, feature_id: str, expand: str | None = None) -> features.FeatureDetail:
         """The feature with its ``meter`` (always, for a metered feature) and, when ``expand``
         contains ``groups``, its ``group``."""
         wanted = features.parse_expand(expand)
-        return self._s.run(features.get_feature_detail, feature_id=feature_id, expand=wanted)
+        return self._s.read(features.get_feature_detail, feature_id=feature_id, expand=wanted)
 
 
 class Entitlements(Area):
@@ -207,10 +207,10 @@ class Entitlements(Area):
 
     create = RequestOp(entitlements.create_entitlement, entitlements.EntitlementCreate)
     create_bulk = RequestOp(entitlements.create_entitlements_bulk, entitlements.EntitlementBulkCreate)
-    get = IdOp(entitlements.get_entitlement)
+    get = IdOp(entitlements.get_entitlement, read_only=True)
     update = IdRequestOp(entitlements.update_entitlement, entitlements.EntitlementUpdate)
     delete = IdOp(entitlements.delete_entitlement)
-    list = RequestOp(entitlements.list_entitlements, entitlements.EntitlementSearch)
+    list = RequestOp(entitlements.list_entitlements, entitlements.EntitlementSearch, read_only=True)
     search = list
 
     def expand(
@@ -218,7 +218,7 @@ class Entitlements(Area):
     ) -> builtins.list[dict[str, Any]]:
         """The entitlements as dicts with what ``expand`` names added: ``features`` -> ``feature``,
         ``plans`` -> ``plan``, ``addons`` -> ``addon``."""
-        return self._s.run(expand_entitlements, entitlements=entitlements, expand=expand)
+        return self._s.read(expand_entitlements, entitlements=entitlements, expand=expand)
 
     def check(self, customer: str, feature: str) -> EntitlementCheck:
         """May ``customer`` (customer id, else external id) use ``feature`` (feature id, else
@@ -227,7 +227,7 @@ class Entitlements(Area):
         for every request of the host's product: what it reads is reused for
         ``settings.entitlement_cache_ttl`` (see docs/decisions.md for the bounds on staleness).
         ``NotFound`` for an unknown customer or feature."""
-        return self._s.run(
+        return self._s.read(
             check_entitlement, customer=customer, feature=feature, cache=self._s.billing.entitlement_cache
         )
 
@@ -241,7 +241,7 @@ class Entitlements(Area):
     ) -> CustomerEntitlements:
         """The features of the customer's granting (active or trialing) subscriptions, aggregated
         together with their sources; ``external=True`` names the customer by external id."""
-        return self._s.run(
+        return self._s.read(
             get_customer_entitlements,
             customer_id=customer_id,
             external=external,
@@ -256,13 +256,14 @@ class CreditGrants(Area):
     ``customer_id``, ``application_status``)."""
 
     create = RequestOp(credit_grants.create_credit_grant, credit_grants.CreditGrantCreate)
-    get = IdOp(credit_grants.get_credit_grant)
+    get = IdOp(credit_grants.get_credit_grant, read_only=True)
     update = IdRequestOp(credit_grants.update_credit_grant, credit_grants.CreditGrantUpdate)
     delete = IdOp(credit_grants.delete_credit_grant)
-    list = RequestOp(credit_grants.list_credit_grants, credit_grants.CreditGrantSearch)
+    list = RequestOp(credit_grants.list_credit_grants, credit_grants.CreditGrantSearch, read_only=True)
     applications = RequestOp(
         credit_grant_applications.list_credit_grant_applications,
         credit_grant_applications.CreditGrantApplicationSearch,
+        read_only=True,
     )
 
 
@@ -272,27 +273,29 @@ class Coupons(Area):
     ``expand``), ``association(id)`` reads one with its coupon."""
 
     create = RequestOp(coupons.create_coupon, coupons.CouponCreate)
-    get = IdOp(coupons.get_coupon)
-    get_by_code = IdOp(coupons.get_coupon_by_code)
+    get = IdOp(coupons.get_coupon, read_only=True)
+    get_by_code = IdOp(coupons.get_coupon_by_code, read_only=True)
     update = IdRequestOp(coupons.update_coupon, coupons.CouponUpdate)
     delete = IdOp(coupons.delete_coupon)
-    list = RequestOp(coupons.list_coupons, coupons.CouponSearch)
+    list = RequestOp(coupons.list_coupons, coupons.CouponSearch, read_only=True)
     search = list
     #: Coupon associations (coupons attached to subscriptions by create and modify).
     associations = RequestOp(
-        coupon_association_reads.list_coupon_associations, coupon_association_reads.CouponAssociationSearch
+        coupon_association_reads.list_coupon_associations,
+        coupon_association_reads.CouponAssociationSearch,
+        read_only=True,
     )
-    association = IdOp(coupon_association_reads.get_coupon_association)
+    association = IdOp(coupon_association_reads.get_coupon_association, read_only=True)
 
 
 class TaxRates(Area):
     """Tax rates; the type and value are fixed at creation."""
 
     create = RequestOp(tax_rates.create_tax_rate, tax_rates.TaxRateCreate)
-    get = IdOp(tax_rates.get_tax_rate)
+    get = IdOp(tax_rates.get_tax_rate, read_only=True)
     update = IdRequestOp(tax_rates.update_tax_rate, tax_rates.TaxRateUpdate)
     delete = IdOp(tax_rates.delete_tax_rate)
-    list = RequestOp(tax_rates.list_tax_rates, tax_rates.TaxRateSearch)
+    list = RequestOp(tax_rates.list_tax_rates, tax_rates.TaxRateSearch, read_only=True)
 
 
 class TaxAssociations(Area):
@@ -301,7 +304,9 @@ class TaxAssociations(Area):
     ``delete`` archives (invoices computed afterwards are not taxed by it)."""
 
     create = RequestOp(tax_associations.create_tax_association, tax_associations.TaxAssociationCreate)
-    get = IdOp(tax_associations.get_tax_association)
+    get = IdOp(tax_associations.get_tax_association, read_only=True)
     update = IdRequestOp(tax_associations.update_tax_association, tax_associations.TaxAssociationUpdate)
     delete = IdOp(tax_associations.delete_tax_association)
-    list = RequestOp(tax_associations.list_tax_associations, tax_associations.TaxAssociationSearch)
+    list = RequestOp(
+        tax_associations.list_tax_associations, tax_associations.TaxAssociationSearch, read_only=True
+    )

@@ -49,7 +49,7 @@ class Events(Area):
         self._s.billing._ingested(result)
         return result
 
-    get = IdOp(get_event)
+    get = IdOp(get_event, read_only=True)
 
     def query(
         self,
@@ -88,7 +88,7 @@ class Events(Area):
                 page = scoped.events.query(external_customer_id="cust-1", page_size=500, iter_last_key=key)
                 seen += page.events
         """
-        return self._s.run(
+        return self._s.read(
             event_queries.query_events,
             external_customer_id=external_customer_id,
             event_name=event_name,
@@ -110,7 +110,7 @@ class Usage(Area):
     """Usage of this environment's events (needs ``event`` read, e.g. ``event_reader``).
     ``report`` aggregates events of one ``event_name`` ad hoc (window default: the last 7 days)."""
 
-    report = RequestOp(usage.usage_report, usage.UsageRequest)
+    report = RequestOp(usage.usage_report, usage.UsageRequest, read_only=True)
 
     def for_meter(
         self, meter_id: str, request: usage.MeterUsageRequest | None = None, /, **fields: Any
@@ -128,10 +128,10 @@ class Usage(Area):
             data = request
         else:
             data = parse_input(usage.MeterUsageRequest, {"meter_id": meter_id, **fields})
-        return self._s.run(usage.usage_by_meter, request=data)
+        return self._s.read(usage.usage_by_meter, request=data)
 
     def aggregate(self, queries: Sequence[UsageQuery]) -> list[UsageResult]:
         """Answer many (meter, customers, window) questions at once, one result per query, in a
         few statements on SQL stores. Example:
         ``aggregate([UsageQuery(meter.to_spec(), start, end, frozenset({"acme"}))])``."""
-        return self._s.run(usage.aggregate_usage_batch, queries=queries)
+        return self._s.read(usage.aggregate_usage_batch, queries=queries)

@@ -15,6 +15,11 @@ field names (a misspelled one is an error in the editor and under mypy, and a ``
 naming it at run time). The call runs ``scoped.run(service, <request>=model, <id>=...)``: one unit
 of work, exactly what the forwarding methods did.
 
+A read declares it: ``get = IdOp(tax_rates.get_tax_rate, read_only=True)`` runs through
+``scoped.read`` in a read-only unit of work, which never waits for a writer's lock (SQLite) and
+refuses any write. Operations that write, or that compute a preview by writing and rolling back,
+stay as they are.
+
 The service's keyword names (``data``, ``search``, ``tax_rate_id``...) are read from its signature
 once, when the area class is created; a service whose signature does not fit its declaration fails
 there, at import, not at the first call.
@@ -64,6 +69,11 @@ def _service_keywords(fn: Callable[..., Any], count: int, declaration: str) -> t
     return required
 
 
+def _check_read_only(fn: Callable[..., Any], read_only: bool, conflict_retries: int) -> None:
+    if read_only and conflict_retries:
+        raise TypeError(f"{fn.__qualname__}: a read-only operation never conflicts; drop conflict_retries")
+
+
 def run_retrying(scoped: Scoped, fn: Callable[..., R], retries: int, /, **kwargs: Any) -> R:
     """``scoped.run(fn, **kwargs)``, run again in a new unit of work (up to ``retries`` more
     times) when it ends in a ``VersionConflict``: a concurrent change saved a resource first, and
@@ -95,14 +105,17 @@ class _ModelOperation(Generic[P, M, R]):
         ids: int,
         scope_arguments: ScopeArguments | None,
         conflict_retries: int = 0,
+        read_only: bool = False,
     ) -> None:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"{type(self).__name__} needs a pydantic model class, got {model!r}")
+        _check_read_only(fn, read_only, conflict_retries)
         self.fn = fn
         self.model: type[BaseModel] = model
         self.keywords = _service_keywords(fn, ids + 1, type(self).__name__)
         self.scope_arguments = scope_arguments
         self.conflict_retries = conflict_retries
+        self.read_only = read_only
 
     def request(self, args: tuple[Any, ...], fields: dict[str, Any]) -> Any:
         """The request model from ``(model,)`` or from keyword ``fields`` (validated: a
@@ -121,6 +134,8 @@ class _ModelOperation(Generic[P, M, R]):
         kwargs = dict(zip(self.keywords, (*ids, self.request(args, fields)), strict=True))
         if self.scope_arguments is not None:
             kwargs.update(self.scope_arguments(scoped))
+        if self.read_only:
+            return scoped.read(self.fn, **kwargs)
         return run_retrying(scoped, self.fn, self.conflict_retries, **kwargs)
 
     def __repr__(self) -> str:
@@ -151,7 +166,7 @@ class RequestOp(_ModelOperation[P, M, R]):
     """An operation taking one request model: ``create = RequestOp(create_x, XCreate)``.
     ``scope_arguments`` adds keyword arguments the service takes from the scope;
     ``conflict_retries`` reruns the call that many times on a ``VersionConflict``
-    (:func:`run_retrying`)."""
+    (:func:`run_retrying`); ``read_only=True`` declares a read (:meth:`Scoped.read`)."""
 
     def __init__(
         self,
@@ -160,8 +175,9 @@ class RequestOp(_ModelOperation[P, M, R]):
         *,
         scope_arguments: ScopeArguments | None = None,
         conflict_retries: int = 0,
+        read_only: bool = False,
     ) -> None:
-        super().__init__(fn, model, 0, scope_arguments, conflict_retries)
+        super().__init__(fn, model, 0, scope_arguments, conflict_retries, read_only)
 
     @overload
     def __get__(self, area: None, owner: type[Any]) -> Self: ...
@@ -195,7 +211,7 @@ class IdCall(Generic[P, M, R]):
 class IdRequestOp(_ModelOperation[P, M, R]):
     """An operation on one resource taking a request model:
     ``update = IdRequestOp(update_x, XUpdate)``. The service takes the id first, then the model.
-    ``conflict_retries``: as :class:`RequestOp`'s."""
+    ``conflict_retries`` and ``read_only``: as :class:`RequestOp`'s."""
 
     def __init__(
         self,
@@ -204,8 +220,9 @@ class IdRequestOp(_ModelOperation[P, M, R]):
         *,
         scope_arguments: ScopeArguments | None = None,
         conflict_retries: int = 0,
+        read_only: bool = False,
     ) -> None:
-        super().__init__(fn, model, 1, scope_arguments, conflict_retries)
+        super().__init__(fn, model, 1, scope_arguments, conflict_retries, read_only)
 
     @overload
     def __get__(self, area: None, owner: type[Any]) -> Self: ...
@@ -217,11 +234,14 @@ class IdRequestOp(_ModelOperation[P, M, R]):
 
 class IdOp(Generic[R]):
     """An operation taking one id or key: ``get = IdOp(get_x)``, ``delete = IdOp(delete_x)``,
-    ``get_by_code = IdOp(get_x_by_code)``. ``conflict_retries``: as :class:`RequestOp`'s."""
+    ``get_by_code = IdOp(get_x_by_code)``. ``conflict_retries`` and ``read_only``: as
+    :class:`RequestOp`'s."""
 
-    def __init__(self, fn: Callable[..., R], *, conflict_retries: int = 0) -> None:
+    def __init__(self, fn: Callable[..., R], *, conflict_retries: int = 0, read_only: bool = False) -> None:
+        _check_read_only(fn, read_only, conflict_retries)
         self.fn = fn
         self.conflict_retries = conflict_retries
+        self.read_only = read_only
         (self.keyword,) = _service_keywords(fn, 1, type(self).__name__)
 
     @overload
@@ -233,7 +253,7 @@ class IdOp(Generic[R]):
             return self
         scoped, fn, keyword, retries = area._s, self.fn, self.keyword, self.conflict_retries
         if not retries:
-            run = scoped.run
+            run = scoped.read if self.read_only else scoped.run
 
             def call(id: str, /) -> R:
                 return run(fn, **{keyword: id})

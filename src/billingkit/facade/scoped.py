@@ -39,6 +39,17 @@ class Scoped:
         self.billing._dispatch(ctx.recorded)
         return result
 
+    def read(self, fn: Callable[..., R], /, **kwargs: Any) -> R:
+        """Run service ``fn(uow, ctx, **kwargs)``, which only reads, in a read-only unit of work
+        (``storage.unit_of_work(..., read_only=True)``): on SQLite it answers while a billing run
+        holds the write lock, and a write it attempts raises ``ReadOnlyTransaction``. Operations
+        declared ``read_only=True`` (gets, lists, searches, usage, entitlement checks, previews
+        that compute without writing) come here."""
+        ctx = self.billing.context(self.tenant_id, self.environment_id, self.actor)
+        uow: UnitOfWork
+        with self.billing.storage.unit_of_work(self.tenant_id, self.environment_id, read_only=True) as uow:
+            return fn(uow, ctx, **kwargs)
+
     # One line per area: the area's class, made once per Scoped on first use.
     customers = cached_property(areas.Customers)
     api_keys = cached_property(areas.ApiKeys)

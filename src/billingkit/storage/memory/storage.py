@@ -2,7 +2,9 @@
 
 Concurrency: one re-entrant lock serialises units of work, so every unit of work sees a consistent
 state and commits atomically. Rollback replays an undo log, so a failed unit of work leaves no trace,
-exactly as a database transaction would.
+exactly as a database transaction would. Read-only units of work take the same lock: writes change
+the rows in place, so a reader beside a writer would see what the writer has not committed (and
+could meet a dict changing under its iteration); they refuse every write instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Record, Status
-from billingkit.errors import InvalidOperation, ValidationError
+from billingkit.errors import InvalidOperation, ReadOnlyTransaction, ValidationError
 from billingkit.storage.kinds import KINDS, check_count, due_field
 from billingkit.storage.memory.events import EventRows, MemoryEventStore, MemoryUsageStore
 from billingkit.storage.memory.ledger import MemoryLedger
@@ -37,9 +39,10 @@ class MemoryStorage:
         self._lock = threading.RLock()
 
     def unit_of_work(
-        self, tenant_id: str | None = None, environment_id: str | None = None
+        self, tenant_id: str | None = None, environment_id: str | None = None, *, read_only: bool = False
     ) -> MemoryUnitOfWork:
-        return MemoryUnitOfWork(self, tenant_id, environment_id)
+        """See :meth:`billingkit.ports.Storage.unit_of_work`."""
+        return MemoryUnitOfWork(self, tenant_id, environment_id, read_only=read_only)
 
     def ping(self) -> None:
         """Always answers: the data lives in this process."""
@@ -55,9 +58,17 @@ class MemoryUnitOfWork:
     """The memory store's :class:`~billingkit.ports.UnitOfWork`; its repositories (the
     attributes :class:`~billingkit.ports.Repositories` declares) are made on first access."""
 
-    def __init__(self, storage: MemoryStorage, tenant_id: str | None, environment_id: str | None) -> None:
+    def __init__(
+        self,
+        storage: MemoryStorage,
+        tenant_id: str | None,
+        environment_id: str | None,
+        *,
+        read_only: bool = False,
+    ) -> None:
         self._storage = storage
         self._scope = (tenant_id, environment_id)
+        self._read_only = read_only
         self._undo: list[tuple[dict[Any, Any], Any, Any]] = []
         self._active = False
         self._repositories: dict[str, MemoryRepository[Any]] = {}
@@ -91,9 +102,13 @@ class MemoryUnitOfWork:
             self._repositories[name] = repo
         return repo
 
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
     def for_scope(self, tenant_id: str | None, environment_id: str | None) -> MemoryUnitOfWork:
         """The same transaction, with repositories bound to another scope (system use only)."""
-        view = MemoryUnitOfWork(self._storage, tenant_id, environment_id)
+        view = MemoryUnitOfWork(self._storage, tenant_id, environment_id, read_only=self._read_only)
         view._undo = self._undo
         view._active = self._active
         view._record = self._record  # type: ignore[method-assign]
@@ -101,6 +116,12 @@ class MemoryUnitOfWork:
         return view
 
     def _record(self, rows: dict[Any, Any], key: Any, previous: Any) -> None:
+        # Every write records its undo entry before it changes anything: refusing here refuses
+        # the write with nothing changed.
+        if self._read_only:
+            raise ReadOnlyTransaction(
+                "a read-only unit of work cannot write; open a write unit of work for this call"
+            )
         self._undo.append((rows, key, previous))
 
     @contextmanager
@@ -176,6 +197,8 @@ class MemoryUnitOfWork:
         ]
 
     def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        if self._read_only:
+            raise ReadOnlyTransaction("a read-only unit of work cannot claim due work")
         # The store's lock, held for the whole unit of work, already keeps other claimers out.
         field = due_field(kind, limit)
         due = [

@@ -14,7 +14,13 @@ from sqlalchemy.pool import StaticPool
 
 from billingkit.domain.access import Account, ApiKey
 from billingkit.domain.resources import Record, Status
-from billingkit.errors import ConfigurationError, InternalError, InvalidOperation, ServiceUnavailable
+from billingkit.errors import (
+    ConfigurationError,
+    InternalError,
+    InvalidOperation,
+    ReadOnlyTransaction,
+    ServiceUnavailable,
+)
 from billingkit.storage.kinds import KINDS, due_field
 from billingkit.storage.sql import schema
 from billingkit.storage.sql.access import find_api_key_with_account
@@ -37,10 +43,45 @@ def normalize_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+#: The execution option marking the connection of a read-only unit of work.
+READ_ONLY = "billingkit_read_only"
+# Whether PRAGMA query_only is on for a pooled SQLite connection (its pool record's ``info``).
+_QUERY_ONLY = "billingkit_query_only"
+_SQLITE_READONLY = 8  # SQLite's result code for a write refused by query_only (extended codes share it)
+_PG_READ_ONLY_SQL_TRANSACTION = "25006"
+
+
+def _refused_write(exc: BaseException | None) -> bool:
+    """Whether the driver error is the database refusing a write in a read-only transaction."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF == _SQLITE_READONLY
+    return getattr(exc, "sqlstate", None) == _PG_READ_ONLY_SQL_TRANSACTION
+
+
+def _refuse_writes_loudly(engine: Engine) -> None:
+    """A write in a read-only unit of work, refused by the database itself (SQLite's
+    ``query_only``, PostgreSQL's ``READ ONLY``), surfaces as :class:`ReadOnlyTransaction`
+    rather than a driver error."""
+
+    @event.listens_for(engine, "handle_error")
+    def _handle_error(context: Any) -> None:
+        conn = context.connection
+        if conn is None or not conn.get_execution_options().get(READ_ONLY):
+            return
+        if _refused_write(context.original_exception):
+            raise ReadOnlyTransaction(
+                "a read-only unit of work cannot write; open a write unit of work for this call"
+            ) from context.original_exception
+
+
 def _configure_sqlite(engine: Engine) -> None:
     # pysqlite's own transaction handling defers BEGIN; take control so a unit of work is one
-    # real transaction, and take the write lock up front (BEGIN IMMEDIATE) so concurrent writers
-    # queue on busy_timeout instead of failing with "database is locked" halfway through.
+    # real transaction. A write unit of work takes the write lock up front (BEGIN IMMEDIATE) so
+    # concurrent writers queue on busy_timeout instead of failing with "database is locked"
+    # halfway through. A read-only one starts a deferred BEGIN, which under WAL reads a snapshot
+    # without ever asking for the write lock, with query_only on so that a write fails instead of
+    # silently upgrading to the lock.
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
@@ -56,7 +97,12 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = bool(conn.get_execution_options().get(READ_ONLY))
+        info = conn.connection.info
+        if info.get(_QUERY_ONLY, False) != read_only:
+            conn.exec_driver_sql(f"PRAGMA query_only = {'ON' if read_only else 'OFF'}")
+            info[_QUERY_ONLY] = read_only
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def _create_engine(url: str, backend: str, kwargs: dict[str, Any]) -> Engine:
@@ -103,6 +149,7 @@ class SqlStorage:
         engine = _create_engine(url, parsed.get_backend_name(), kwargs)
         if is_sqlite:
             _configure_sqlite(engine)
+        _refuse_writes_loudly(engine)
         storage = cls(engine)
         if migrate is True:
             storage.migrate()
@@ -122,8 +169,11 @@ class SqlStorage:
         """Apply every pending migration."""
         schema.upgrade(self.engine)
 
-    def unit_of_work(self, tenant_id: str | None = None, environment_id: str | None = None) -> SqlUnitOfWork:
-        return SqlUnitOfWork(self.engine, tenant_id, environment_id)
+    def unit_of_work(
+        self, tenant_id: str | None = None, environment_id: str | None = None, *, read_only: bool = False
+    ) -> SqlUnitOfWork:
+        """See :meth:`billingkit.ports.Storage.unit_of_work`."""
+        return SqlUnitOfWork(self.engine, tenant_id, environment_id, read_only=read_only)
 
     def ping(self) -> None:
         """``SELECT 1`` on a pooled DBAPI connection: no SQLAlchemy transaction, so SQLite's
@@ -151,11 +201,18 @@ class SqlUnitOfWork:
     """The SQL store's :class:`~billingkit.ports.UnitOfWork`; its repositories (the attributes
     :class:`~billingkit.ports.Repositories` declares) are made on first access."""
 
-    def __init__(self, engine: Engine, tenant_id: str | None, environment_id: str | None) -> None:
+    def __init__(
+        self, engine: Engine, tenant_id: str | None, environment_id: str | None, *, read_only: bool = False
+    ) -> None:
         self._engine = engine
         self._scope = (tenant_id, environment_id)
+        self._read_only = read_only
         self._conn: Connection | None = None
         self._repositories: dict[str, SqlRepository[Any]] = {}
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
 
     @property
     def connection(self) -> Connection:
@@ -183,14 +240,22 @@ class SqlUnitOfWork:
 
     def for_scope(self, tenant_id: str | None, environment_id: str | None) -> SqlUnitOfWork:
         """The same transaction, with repositories bound to another scope (system use only)."""
-        view = SqlUnitOfWork(self._engine, tenant_id, environment_id)
+        view = SqlUnitOfWork(self._engine, tenant_id, environment_id, read_only=self._read_only)
         view._conn = self.connection
         return view
 
     def __enter__(self) -> SqlUnitOfWork:
         try:
-            self._conn = self._engine.connect()
-            self._conn.begin()
+            conn = self._conn = self._engine.connect()
+            if self._read_only:
+                # The SQLite "begin" hook reads the mark; PostgreSQL's dialect sets the psycopg
+                # connection read-only, so its implicit BEGIN is BEGIN READ ONLY (no extra round
+                # trip), and sets it back when the connection returns to the pool.
+                options: dict[str, Any] = {READ_ONLY: True}
+                if conn.dialect.name == "postgresql":
+                    options["postgresql_readonly"] = True
+                conn.execution_options(**options)
+            conn.begin()
         except SQLAlchemyError as exc:
             raise InternalError("the database is unavailable") from exc
         return self
@@ -234,6 +299,8 @@ class SqlUnitOfWork:
         return decoder.models(rows)
 
     def claim_due(self, kind: str, now: datetime, limit: int) -> list[Record]:
+        if self._read_only:
+            raise ReadOnlyTransaction("a read-only unit of work cannot claim due work")
         field = due_field(kind, limit)
         table, model, dialect = TABLES[kind], KINDS[kind].model, self.connection.dialect
         decoder = row_decoder(model, table, dialect)
