@@ -217,7 +217,8 @@ class Billing:
             cache, api_key=api_key, now=now, ttl=ttl, environment_id=environment_id
         )
         if principal is None:
-            with self.storage.unit_of_work() as uow:
+            # Authentication only reads: it never waits behind a billing run's write lock.
+            with self.storage.unit_of_work(read_only=True) as uow:
                 principal = access.authenticate_api_key(
                     uow, api_key=api_key, now=now, environment_id=environment_id, cache=cache if ttl else None
                 )
@@ -225,7 +226,7 @@ class Billing:
 
     def authenticate_token(self, token: str, *, environment_id: str | None = None) -> Scoped:
         """The scoped view a session token gives access to."""
-        with self.storage.unit_of_work() as uow:
+        with self.storage.unit_of_work(read_only=True) as uow:
             principal = access.authenticate_token(
                 uow,
                 token=token,
