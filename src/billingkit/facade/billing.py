@@ -252,7 +252,7 @@ class Billing:
         now = self.clock.now()
         key = LoginThrottle.key(email)
         self.login_throttle.attempt(key, now)
-        with self.storage.unit_of_work() as uow:
+        with self.storage.unit_of_work(read_only=True) as uow:
             try:
                 account = access.check_password(uow, email=email, password=password, tenant_id=tenant_id)
             except ValidationError:
