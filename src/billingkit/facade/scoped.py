@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
+from billingkit.errors import ServiceUnavailable
 from billingkit.facade import areas, catalog, metering
 from billingkit.ports import UnitOfWork
 
@@ -47,8 +48,18 @@ class Scoped:
         that compute without writing) come here."""
         ctx = self.billing.context(self.tenant_id, self.environment_id, self.actor)
         uow: UnitOfWork
-        with self.billing.storage.unit_of_work(self.tenant_id, self.environment_id, read_only=True) as uow:
-            return fn(uow, ctx, **kwargs)
+        for attempt in range(2):
+            try:
+                with self.billing.storage.unit_of_work(
+                    self.tenant_id, self.environment_id, read_only=True
+                ) as uow:
+                    return fn(uow, ctx, **kwargs)
+            except ServiceUnavailable:
+                # A connection the server dropped (PostgreSQL's read pool pings none on
+                # checkout): a read writes nothing, so it runs once more on a fresh one.
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # One line per area: the area's class, made once per Scoped on first use.
     customers = cached_property(areas.Customers)

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from billingkit.domain.access import Account, ApiKey
@@ -48,6 +48,7 @@ READ_ONLY = "billingkit_read_only"
 # Whether PRAGMA query_only is on for a pooled SQLite connection (its pool record's ``info``).
 _QUERY_ONLY = "billingkit_query_only"
 _SQLITE_READONLY = 8  # SQLite's result code for a write refused by query_only (extended codes share it)
+_PG_NO_ACTIVE_TRANSACTION = "25P01"
 _PG_READ_ONLY_SQL_TRANSACTION = "25006"
 
 
@@ -56,7 +57,9 @@ def _refused_write(exc: BaseException | None) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return int(code) & 0xFF == _SQLITE_READONLY
-    return getattr(exc, "sqlstate", None) == _PG_READ_ONLY_SQL_TRANSACTION
+    # A write that starts with a savepoint (an update guarding its uniqueness rules) is refused
+    # earlier on PostgreSQL's read pool: its autocommit sessions have no transaction to nest in.
+    return getattr(exc, "sqlstate", None) in (_PG_READ_ONLY_SQL_TRANSACTION, _PG_NO_ACTIVE_TRANSACTION)
 
 
 def _refuse_writes_loudly(engine: Engine) -> None:
@@ -127,6 +130,32 @@ class SqlStorage:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._read_engine: Engine | None = None
+
+    @property
+    def read_engine(self) -> Engine:
+        """Where read-only units of work get their connections. SQLite: the one engine (a read is
+        a deferred ``BEGIN``). PostgreSQL: a second pool of its own, made on first use, whose
+        connections run in autocommit with ``default_transaction_read_only`` on (the database still
+        refuses every write) and are not pinged on checkout: a read is one round trip per
+        statement instead of four (ping, ``BEGIN``, statement, ``ROLLBACK``). Each statement
+        reads the latest committed data, as it does at READ COMMITTED inside a transaction.
+        A connection the server dropped fails the read that finds it and is discarded with the
+        pool's older connections (SQLAlchemy's disconnect handling); the next read reconnects."""
+        if self.engine.dialect.name != "postgresql":
+            return self.engine
+        if self._read_engine is None:
+            reads = create_engine(self.engine.url, isolation_level="AUTOCOMMIT", pool_pre_ping=False)
+
+            @event.listens_for(reads, "connect")
+            def _read_only_session(dbapi_connection: Any, _record: Any) -> None:
+                cursor = dbapi_connection.cursor()
+                cursor.execute("SET default_transaction_read_only = on")
+                cursor.close()
+
+            _refuse_writes_loudly(reads)
+            self._read_engine = reads
+        return self._read_engine
 
     @classmethod
     def from_url(cls, url: str, *, migrate: bool | None = None, echo: bool = False) -> SqlStorage:
@@ -173,7 +202,8 @@ class SqlStorage:
         self, tenant_id: str | None = None, environment_id: str | None = None, *, read_only: bool = False
     ) -> SqlUnitOfWork:
         """See :meth:`billingkit.ports.Storage.unit_of_work`."""
-        return SqlUnitOfWork(self.engine, tenant_id, environment_id, read_only=read_only)
+        engine = self.read_engine if read_only else self.engine
+        return SqlUnitOfWork(engine, tenant_id, environment_id, read_only=read_only)
 
     def ping(self) -> None:
         """``SELECT 1`` on a pooled DBAPI connection: no SQLAlchemy transaction, so SQLite's
@@ -192,6 +222,9 @@ class SqlStorage:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._read_engine is not None:
+            self._read_engine.dispose()
+            self._read_engine = None
 
     def __repr__(self) -> str:
         return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -248,13 +281,10 @@ class SqlUnitOfWork:
         try:
             conn = self._conn = self._engine.connect()
             if self._read_only:
-                # The SQLite "begin" hook reads the mark; PostgreSQL's dialect sets the psycopg
-                # connection read-only, so its implicit BEGIN is BEGIN READ ONLY (no extra round
-                # trip), and sets it back when the connection returns to the pool.
-                options: dict[str, Any] = {READ_ONLY: True}
-                if conn.dialect.name == "postgresql":
-                    options["postgresql_readonly"] = True
-                conn.execution_options(**options)
+                # The SQLite "begin" hook reads the mark (a deferred BEGIN with query_only on);
+                # on PostgreSQL the connection comes from the read pool (SqlStorage.read_engine:
+                # autocommit, read-only sessions), where this begin sends nothing.
+                conn.execution_options(**{READ_ONLY: True})
             conn.begin()
         except SQLAlchemyError as exc:
             raise InternalError("the database is unavailable") from exc
@@ -276,6 +306,11 @@ class SqlUnitOfWork:
                 conn.rollback()
         finally:
             conn.close()
+        if self._read_only and isinstance(exc, DBAPIError) and exc.connection_invalidated:
+            # The read pool pings no connection on checkout: one the server dropped fails the read
+            # that finds it (the pool has discarded it and its older siblings). A read can simply
+            # run again: Scoped.read does, once.
+            raise ServiceUnavailable("the database connection was lost; the read can be retried") from exc
 
     def commit(self) -> None:
         self.connection.commit()
