@@ -55,7 +55,7 @@ from billingkit.domain.subscription_changes import (
     SubscriptionChangeType,
     classify_change,
 )
-from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
+from billingkit.domain.subscription_schedules import ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import (
     ProrationBehavior,
     Subscription,
@@ -102,6 +102,7 @@ from billingkit.services.plan_change_requests import (
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_addon_removal import end_addon_grants
 from billingkit.services.subscription_lines import record_line_items
+from billingkit.services.subscription_schedules import executed_schedule, failed_schedule
 from billingkit.services.subscription_setup import check_allowances, line_for_price
 from billingkit.services.wallet_transactions import WalletTransactionDetail, details
 
@@ -524,27 +525,16 @@ def run_scheduled_change(
             uow, ctx, sub, data, effective=schedule.scheduled_at, scheduled=True, schedule_id=schedule.id
         )
     except BillingError as error:
-        return schedule.model_copy(
-            update={
-                **ctx.touch(),
-                "schedule_status": ScheduleStatus.FAILED,
-                "error_message": error.message,
-                "run_at": None,
-            }
-        )
+        return failed_schedule(ctx, schedule, error.message)
     result = _carry_out(uow, ctx, change, data, record=None, metadata=dict(schedule.metadata))
-    return schedule.model_copy(
-        update={
-            **ctx.touch(),
-            "schedule_status": ScheduleStatus.EXECUTED,
-            "executed_at": ctx.now,
-            "run_at": None,
-            "execution_result": {
-                "subscription_id": result.subscription.id,
-                "change_type": result.change_type.value,
-                "from_plan_id": result.from_plan.id,
-                "to_plan_id": result.to_plan.id,
-                "effective_at": iso(result.effective_at),
-            },
-        }
+    return executed_schedule(
+        ctx,
+        schedule,
+        {
+            "subscription_id": result.subscription.id,
+            "change_type": result.change_type.value,
+            "from_plan_id": result.from_plan.id,
+            "to_plan_id": result.to_plan.id,
+            "effective_at": iso(result.effective_at),
+        },
     )

@@ -59,7 +59,7 @@ from billingkit.domain.subscription_changes import (
     SubscriptionChangeType,
     classify_change,
 )
-from billingkit.domain.subscription_schedules import ScheduleStatus, ScheduleType, SubscriptionSchedule
+from billingkit.domain.subscription_schedules import ScheduleType, SubscriptionSchedule
 from billingkit.domain.subscriptions import (
     ProrationBehavior,
     Subscription,
@@ -83,6 +83,7 @@ from billingkit.services.plan_change_replace_results import (
 from billingkit.services.plan_change_requests import check_plan_changeable
 from billingkit.services.records import get_live, list_where_in
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
+from billingkit.services.subscription_schedules import executed_schedule, failed_schedule
 from billingkit.services.subscription_setup import find_customer, find_plan, matching_prices, plan_line_items
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 
@@ -459,17 +460,6 @@ def preview_plan_change(
 # -- the end-of-period executor -------------------------------------------------------------------
 
 
-def _failed(ctx: Context, schedule: SubscriptionSchedule, reason: str) -> SubscriptionSchedule:
-    return schedule.model_copy(
-        update={
-            **ctx.touch(),
-            "schedule_status": ScheduleStatus.FAILED,
-            "error_message": reason,
-            "run_at": None,
-        }
-    )
-
-
 def run_scheduled_change(
     uow: UnitOfWork, ctx: Context, schedule: SubscriptionSchedule
 ) -> SubscriptionSchedule:
@@ -499,7 +489,7 @@ def run_scheduled_change(
             renewal_notice=ctx.settings.renewal_notice,
         )
     except BillingError as error:
-        return _failed(ctx, schedule, str(error))
+        return failed_schedule(ctx, schedule, str(error))
     old = uow.subscriptions.update(
         sub.model_copy(update={**ending.changes, **ctx.touch()}), expected_version=sub.version
     )
@@ -522,17 +512,13 @@ def run_scheduled_change(
         metadata=dict(data.metadata),
     )
     _record(uow, ctx, result, target, schedule_id=schedule.id)
-    return schedule.model_copy(
-        update={
-            **ctx.touch(),
-            "schedule_status": ScheduleStatus.EXECUTED,
-            "executed_at": ctx.now,
-            "run_at": None,
-            "execution_result": {
-                "old_subscription_id": sub.id,
-                "new_subscription_id": new.id,
-                "change_type": target.change_type.value,
-                "invoice_id": None if result.invoice is None else result.invoice.id,
-            },
-        }
+    return executed_schedule(
+        ctx,
+        schedule,
+        {
+            "old_subscription_id": sub.id,
+            "new_subscription_id": new.id,
+            "change_type": target.change_type.value,
+            "invoice_id": None if result.invoice is None else result.invoice.id,
+        },
     )

@@ -31,8 +31,9 @@ from billingkit.ports import UnitOfWork
 from billingkit.services import plan_change_in_place, plan_change_replace
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
+from billingkit.services.subscription_schedules import failed_schedule
 
-__all__ = ["EXECUTORS", "ScheduleExecutor", "failed", "run_due_schedules"]
+__all__ = ["EXECUTORS", "ScheduleExecutor", "executor_name", "run_due_schedules"]
 
 #: Carries out one due schedule in ``uow`` (the schedule's scope) and returns it settled, unstored.
 ScheduleExecutor = Callable[[UnitOfWork, Context, SubscriptionSchedule], SubscriptionSchedule]
@@ -51,18 +52,6 @@ def executor_name(schedule: SubscriptionSchedule) -> str:
     return str(schedule.configuration.get("executor") or schedule.schedule_type.value)
 
 
-def failed(ctx: Context, schedule: SubscriptionSchedule, reason: str) -> SubscriptionSchedule:
-    """``schedule`` marked ``failed`` because ``reason`` (no longer due)."""
-    return schedule.model_copy(
-        update={
-            **ctx.touch(),
-            "schedule_status": ScheduleStatus.FAILED,
-            "error_message": reason,
-            "run_at": None,
-        }
-    )
-
-
 def _due(schedule: SubscriptionSchedule, now: datetime) -> bool:
     return (
         schedule.schedule_status is ScheduleStatus.PENDING
@@ -74,7 +63,7 @@ def _due(schedule: SubscriptionSchedule, now: datetime) -> bool:
 def _carry_out(uow: UnitOfWork, ctx: Context, schedule: SubscriptionSchedule) -> SubscriptionSchedule:
     executor = EXECUTORS.get(executor_name(schedule))
     if executor is None:
-        return failed(ctx, schedule, f"no executor for schedule {executor_name(schedule)}")
+        return failed_schedule(ctx, schedule, f"no executor for schedule {executor_name(schedule)}")
     return executor(uow, ctx, schedule)
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "ScheduleSearch",
     "ScheduleView",
     "cancel_schedule",
+    "executed_schedule",
+    "failed_schedule",
     "get_schedule",
     "list_subscription_schedules",
     "search_schedules",
@@ -213,3 +215,30 @@ def cancel_schedule(
             uow, ctx, "subscription.updated", restored, uow.customers.find(restored.customer_id)
         )
     return _view(ctx, saved)
+
+
+def failed_schedule(ctx: Context, schedule: SubscriptionSchedule, reason: str) -> SubscriptionSchedule:
+    """``schedule`` (unstored) marked ``failed`` because ``reason``: no longer due."""
+    return schedule.model_copy(
+        update={
+            **ctx.touch(),
+            "schedule_status": ScheduleStatus.FAILED,
+            "error_message": reason,
+            "run_at": None,
+        }
+    )
+
+
+def executed_schedule(
+    ctx: Context, schedule: SubscriptionSchedule, result: dict[str, Any]
+) -> SubscriptionSchedule:
+    """``schedule`` (unstored) marked ``executed`` now with its ``execution_result``: no longer due."""
+    return schedule.model_copy(
+        update={
+            **ctx.touch(),
+            "schedule_status": ScheduleStatus.EXECUTED,
+            "executed_at": ctx.now,
+            "run_at": None,
+            "execution_result": result,
+        }
+    )
