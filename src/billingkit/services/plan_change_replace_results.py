@@ -21,6 +21,7 @@ from billingkit.domain.subscription_changes import SubscriptionChangeType
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import WalletTransaction
+from billingkit.services.plan_change_in_place_results import plan_summary
 
 __all__ = ["NewBillingCycle", "PlanChangePreview", "PlanChangeResult", "ProrationFigures", "summary"]
 
@@ -40,10 +41,6 @@ def summary(sub: Subscription) -> dict[str, Any]:
         "created_at": iso(sub.created_at),
         "archived_at": iso(sub.cancelled_at),
     }
-
-
-def _plan(plan: Plan) -> dict[str, Any]:
-    return {"id": plan.id, "name": plan.name, "description": plan.description, "lookup_key": plan.lookup_key}
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +172,8 @@ class PlanChangePreview:
     def to_dict(self) -> dict[str, Any]:
         return {
             "subscription_id": self.subscription_id,
-            "current_plan": None if self.current_plan is None else _plan(self.current_plan),
-            "target_plan": _plan(self.target_plan),
+            "current_plan": None if self.current_plan is None else plan_summary(self.current_plan),
+            "target_plan": plan_summary(self.target_plan),
             "change_type": self.change_type.value,
             "proration_details": self.proration.to_dict(),
             "next_invoice_preview": None if self.invoice is None else _invoice_preview(self.invoice),

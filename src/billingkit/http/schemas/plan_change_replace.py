@@ -10,12 +10,12 @@ from billingkit.domain.subscription_changes import SubscriptionChangeType
 from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.http.schemas.base import DecimalString, Timestamp, WireModel
 from billingkit.http.schemas.billing import InvoiceResponse
+from billingkit.http.schemas.plan_change_in_place import PlanSummary
 
 __all__ = [
     "BillingCycleInfo",
     "InvoiceLineItemPreview",
     "InvoicePreview",
-    "PlanSummary",
     "ProrationDetails",
     "SubscriptionChangeExecuteResponse",
     "SubscriptionChangePreviewResponse",
@@ -52,13 +52,6 @@ class ProrationDetails(WireModel):
     days_used: int
     days_remaining: int
     currency: str
-
-
-class PlanSummary(WireModel):
-    id: str
-    name: str
-    description: str | None
-    lookup_key: str | None
 
 
 class InvoiceLineItemPreview(WireModel):
