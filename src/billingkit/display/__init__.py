@@ -82,10 +82,10 @@ def describe(value: object) -> Display:
 
 
 def summary(value: object) -> str:
-    """``value``'s one-line ``repr``: ``<Invoice inv_... INV-202605-00001 usd 1,234.50 FINALIZED
-    3 lines>``."""
+    """``value``'s one-line ``repr`` (``<Page 2 of 10 Invoice (offset 0)>``) for the displayed
+    types without one of their own (records such as ``Invoice`` have theirs)."""
     if isinstance(value, InvoiceView):
-        return summary(value.invoice)
+        return repr(value.invoice)
     known = summary_of(value)
     return known if known is not None else f"<{type(value).__name__}>"
 
