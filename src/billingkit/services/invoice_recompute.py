@@ -22,8 +22,9 @@ Rules:
   cancellation's, billing the ARREAR charges up to it.
 * Instants: the tax associations, coupon windows and the computing instant are those of when
   the invoice was last computed (``last_computed_at``), so only changed inputs show.
-* A coupon's earlier application to this same invoice does not count against its cadence (a
-  ``once`` coupon still discounts the invoice it discounted).
+* A coupon's cadence counts the invoices it discounted before this one (by billing sequence), as
+  when the invoice was computed: a ``once`` coupon still discounts the invoice it discounted, a
+  ``repeated`` one each of its first periods, however many invoices came since.
 * Prepaid credits are not drawn again: what the invoice drew from wallets (at finalization) is a
   payment, not a price. The recomputed invoice keeps the stored credits on its total:
   ``total = max(0, subtotal - discount + tax - credits applied)``.
@@ -31,6 +32,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from billingkit.documents.invoice_text import invoice_locale
@@ -47,6 +49,7 @@ from billingkit.services.grouped_billing import group_charges
 from billingkit.services.invoice_updates import own_applications
 from billingkit.services.invoices import get_invoice
 from billingkit.services.invoicing import Charge, Snapshot, build_invoice, compute_invoices, load_snapshot
+from billingkit.services.records import list_where_in
 
 __all__ = ["RECOMPUTABLE_REASONS", "recompute_invoice"]
 
@@ -99,13 +102,25 @@ def _charge(sub: Subscription, invoice: Invoice) -> Charge:
     return Charge(sub, reason, "period_end", period, following)
 
 
-def _without_own_applications(snapshot: Snapshot, sub: Subscription, invoice: Invoice) -> None:
-    own = own_applications(invoice)
-    if own and sub.id in snapshot.coupon_associations:
-        snapshot.coupon_associations[sub.id] = tuple(
-            replace(a, applications=max(a.applications - own[a.id], 0)) if a.id in own else a
-            for a in snapshot.coupon_associations[sub.id]
-        )
+def _applications_then(uow: UnitOfWork, snapshot: Snapshot, sub: Subscription, invoice: Invoice) -> None:
+    """Set each of ``sub``'s coupon associations' count of discounted invoices back to what it
+    was when ``invoice`` was computed: the subscription's invoices billed before it (by billing
+    sequence) that it discounted, each once, as the billing run counts them."""
+    associations = snapshot.coupon_associations.get(sub.id)
+    if not associations:
+        return
+    sequence = invoice.billing_sequence or 0
+    earlier = [
+        stored
+        for stored in list_where_in(uow.invoices, "subscription_id", [sub.id], status=None)
+        if stored.id != invoice.id
+        and stored.billing_sequence is not None
+        and stored.billing_sequence < sequence
+    ]
+    counts = Counter(association for stored in earlier for association in own_applications(stored))
+    snapshot.coupon_associations[sub.id] = tuple(
+        replace(a, applications=counts.get(a.id, 0)) for a in associations
+    )
 
 
 def recompute_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> InvoiceDiff:
@@ -124,7 +139,7 @@ def recompute_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invo
         raise NotFound(f"subscription {invoice.subscription_id} of invoice {invoice.id} not found")
     at = invoice.last_computed_at or invoice.created_at
     snapshot = load_snapshot(uow, [sub], at=at, credits=False)
-    _without_own_applications(snapshot, sub, invoice)
+    _applications_then(uow, snapshot, sub, invoice)
     (charge,) = group_charges(snapshot, sub, [_charge(sub, invoice)])
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=at)
     fresh = build_invoice(ctx, computed, snapshot, billing_sequence=invoice.billing_sequence)
