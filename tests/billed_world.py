@@ -19,34 +19,21 @@ from billingkit.domain.catalog import PlanDetail
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import BillingReason, Invoice
 from billingkit.domain.subscriptions import Subscription
+from billingkit.services.usage import UsageReport
+from tests.scenario.test_subscription_billing import calls as usd_calls
+from tests.scenario.test_subscription_billing import fee
 
 SCRIPT_NAME = "<script>alert(1)</script>"
 START = datetime(2026, 5, 1, tzinfo=UTC)
 BILLED_AT = datetime(2026, 6, 1, 1, tzinfo=UTC)
+MAY_1_TO_4 = {"start_time": datetime(2026, 5, 1, tzinfo=UTC), "end_time": datetime(2026, 5, 4, tzinfo=UTC)}
 
-BASE = {
-    "type": "FIXED",
-    "billing_model": "FLAT_FEE",
-    "amount": "1234.5",
-    "currency": "eur",
-    "billing_period": "MONTHLY",
-    "invoice_cadence": "ADVANCE",
-    "display_name": "Base",
-}
+BASE = fee("1234.5", currency="eur")
 
 
 def calls(meter_id: str) -> dict[str, Any]:
-    return {
-        "type": "USAGE",
-        "billing_model": "TIERED",
-        "tier_mode": "SLAB",
-        "tiers": [{"up_to": 100, "unit_amount": "0.1"}, {"up_to": None, "unit_amount": "0.05"}],
-        "currency": "eur",
-        "billing_period": "MONTHLY",
-        "invoice_cadence": "ARREAR",
-        "meter_id": meter_id,
-        "display_name": "Calls",
-    }
+    """100 calls at 0.10, then 0.05 (SLAB), in arrears, in euros."""
+    return {**usd_calls(meter_id), "currency": "eur", "display_name": "Calls"}
 
 
 @dataclass
@@ -71,6 +58,29 @@ class Billed:
                 }
                 for i in range(count)
             ]
+        )
+
+    def stored_gb(self) -> UsageReport:
+        """A SUM of ``gb`` by day over 1-4 May: 2.5 + 1.25 on 2 May, 4 on 3 May (7.75)."""
+        events = [
+            ("2026-05-02T08:00:00Z", "2.5"),
+            ("2026-05-02T09:00:00Z", "1.25"),
+            ("2026-05-03T10:00:00Z", "4"),
+        ]
+        self.s.events.ingest_bulk(
+            [
+                {
+                    "event_name": "storage",
+                    "external_customer_id": "c1",
+                    "event_id": f"gb{i}",
+                    "timestamp": ts,
+                    "properties": {"gb": gb},
+                }
+                for i, (ts, gb) in enumerate(events)
+            ]
+        )
+        return self.s.usage.report(
+            event_name="storage", aggregation_type="SUM", property_name="gb", window_size="DAY", **MAY_1_TO_4
         )
 
     def invoices(self) -> list[Invoice]:

@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 
-from billingkit import Billing, MemoryStorage, TestClock
+from billingkit import MemoryStorage
 from billingkit.domain.invoice_diff import LineChangeKind, diff_invoices
 from billingkit.domain.invoices import BillingReason
 from billingkit.errors import InvalidOperation, NotFound
 from tests.billed_world import Billed, billed_world
+from tests.scenario.test_subscription_billing import World, at, fee, make_world, subscribe
 from tests.store_rows import every_row
 
 D = Decimal
+__all__ = ["make_world"]  # the scenario fixture, used here
 
 
 @pytest.fixture
@@ -151,13 +153,9 @@ def test_lines_pair_by_what_they_bill_added_and_removed_lines_show() -> None:
     assert not diff_invoices(stored, renamed)
 
 
-def test_a_repeated_coupon_is_counted_as_when_each_invoice_was_computed(storage: Any) -> None:
-    clock = TestClock(datetime(2026, 1, 1, tzinfo=UTC))
-    billing = Billing(storage, clock)
-    setup = billing.bootstrap()
-    s = billing.scope(setup.tenant.id, setup.environments[0][0].id)
-    s.customers.create(external_id="c1", name="Ada")
-    s.coupons.create(
+def test_a_repeated_coupon_is_counted_as_when_each_invoice_was_computed(make_world: Any) -> None:
+    world: World = make_world(at(2026, 1, 1))
+    world.s.coupons.create(
         name="Twenty",
         coupon_code="TWENTY",
         type="percentage",
@@ -165,32 +163,11 @@ def test_a_repeated_coupon_is_counted_as_when_each_invoice_was_computed(storage:
         percentage_off="20",
         duration_in_periods=2,
     )
-    plan = s.plans.create(
-        name="Pro",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "100",
-                "currency": "usd",
-                "billing_period": "MONTHLY",
-                "invoice_cadence": "ADVANCE",
-                "display_name": "Base",
-            }
-        ],
-    )
-    sub = s.subscriptions.create(
-        external_customer_id="c1",
-        plan_id=plan.id,
-        currency="usd",
-        billing_period="MONTHLY",
-        subscription_coupons=[{"coupon_code": "TWENTY"}],
-    )
-    clock.set(datetime(2026, 4, 1, 1, tzinfo=UTC))
-    billing.run_due()
-    invoices = sorted(s.invoices.list(subscription_id=sub.id).items, key=lambda i: i.billing_sequence or 0)
+    sub = subscribe(world, [fee("100")], subscription_coupons=[{"coupon_code": "TWENTY"}])
+    world.run(at(2026, 4, 1, 1))
+    invoices = world.invoices(sub)
     # Jan and Feb: 100.00 - 20 % = 80.00; Mar and Apr: the coupon has run out
     assert [i.total for i in invoices] == [D("80.00"), D("80.00"), D("100.00"), D("100.00")]
-    before = every_row(storage)
-    assert [len(s.invoices.recompute(i.id)) for i in invoices] == [0, 0, 0, 0]
-    assert every_row(storage) == before
+    before = every_row(world.billing.storage)
+    assert [len(world.s.invoices.recompute(i.id)) for i in invoices] == [0, 0, 0, 0]
+    assert every_row(world.billing.storage) == before

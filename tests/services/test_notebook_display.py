@@ -7,7 +7,6 @@ with a flat Base fee and tiered API calls, a once coupon and 19 % VAT, billed fo
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -17,7 +16,6 @@ from billingkit.display import InvoiceView, describe, to_html, to_text
 from billingkit.display.layout import Display, Table, html, text
 from billingkit.domain.queries import Page
 from billingkit.services.billing_runs import RunReport
-from billingkit.services.usage import UsageReport
 from tests.billed_world import SCRIPT_NAME, Billed, billed_world
 
 
@@ -208,38 +206,8 @@ def test_a_run_report_shows_counts_invoices_and_failures(w: Billed) -> None:
     assert repr(report) == "<RunReport 2 subscriptions, 1 invoices, 3 notifications, 1 failures>"
 
 
-def stored_gb(w: Billed) -> UsageReport:
-    """SUM of ``gb`` by day over 1-4 May: 2.5 + 1.25 on 2 May, 4 on 3 May."""
-    w.s.events.ingest_bulk(
-        [
-            {
-                "event_name": "storage",
-                "external_customer_id": "c1",
-                "event_id": f"gb{i}",
-                "timestamp": ts,
-                "properties": {"gb": gb},
-            }
-            for i, (ts, gb) in enumerate(
-                [
-                    ("2026-05-02T08:00:00Z", "2.5"),
-                    ("2026-05-02T09:00:00Z", "1.25"),
-                    ("2026-05-03T10:00:00Z", "4"),
-                ]
-            )
-        ]
-    )
-    return w.s.usage.report(
-        event_name="storage",
-        aggregation_type="SUM",
-        property_name="gb",
-        start_time=datetime(2026, 5, 1, tzinfo=UTC),
-        end_time=datetime(2026, 5, 4, tzinfo=UTC),
-        window_size="DAY",
-    )
-
-
 def test_a_usage_report_shows_its_windows(w: Billed) -> None:
-    report = stored_gb(w)
+    report = w.stored_gb()
     assert report.value == Decimal("7.75")
     out = str(report)
     assert out.splitlines()[0] == "Usage of storage"

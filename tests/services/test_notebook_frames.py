@@ -7,7 +7,6 @@ The world is tests/billed_world.py (an opening invoice of 1,322.15 and a period-
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from decimal import Decimal
 
 import pandas as pd
@@ -18,7 +17,7 @@ from billingkit.display.frames import INVOICE_COLUMNS, LINE_COLUMNS, USAGE_COLUM
 from billingkit.domain.queries import Page
 from billingkit.errors import ConfigurationError, ValidationError
 from billingkit.services.billing_runs import RunReport
-from tests.billed_world import Billed, billed_world
+from tests.billed_world import MAY_1_TO_4, Billed, billed_world
 
 D = Decimal
 
@@ -101,28 +100,7 @@ def test_a_run_reports_invoices_and_other_pages(w: Billed) -> None:
 
 
 def test_a_usage_report_is_one_row_per_window(w: Billed) -> None:
-    w.s.events.ingest_bulk(
-        [
-            {
-                "event_name": "storage",
-                "external_customer_id": "c1",
-                "event_id": f"gb{i}",
-                "timestamp": ts,
-                "properties": {"gb": gb},
-            }
-            for i, (ts, gb) in enumerate(
-                [
-                    ("2026-05-02T08:00:00Z", "2.5"),
-                    ("2026-05-02T09:00:00Z", "1.25"),
-                    ("2026-05-03T10:00:00Z", "4"),
-                ]
-            )
-        ]
-    )
-    window = {"start_time": datetime(2026, 5, 1, tzinfo=UTC), "end_time": datetime(2026, 5, 4, tzinfo=UTC)}
-    report = w.s.usage.report(
-        event_name="storage", aggregation_type="SUM", property_name="gb", window_size="DAY", **window
-    )
+    report = w.stored_gb()
     frame = report.to_pandas()
     assert list(frame.columns) == list(USAGE_COLUMNS)
     days = frame[frame["event_count"] > 0]
@@ -136,7 +114,7 @@ def test_a_usage_report_is_one_row_per_window(w: Billed) -> None:
     assert set(frame["aggregation"]) == {"SUM"}
     assert report.to_pandas(money="float")["value"].dtype == "float64"
     # a report without buckets is one row with its total and no window
-    total = w.s.usage.report(event_name="storage", aggregation_type="COUNT", **window).to_pandas()
+    total = w.s.usage.report(event_name="storage", aggregation_type="COUNT", **MAY_1_TO_4).to_pandas()
     assert len(total) == 1
     assert (total["value"].iloc[0], total["event_count"].iloc[0]) == (D(3), 3)
     assert pd.isna(total["window_start"].iloc[0])
