@@ -171,3 +171,15 @@ def test_a_repeated_coupon_is_counted_as_when_each_invoice_was_computed(make_wor
     before = every_row(world.billing.storage)
     assert [len(world.s.invoices.recompute(i.id)) for i in invoices] == [0, 0, 0, 0]
     assert every_row(world.billing.storage) == before
+
+
+def test_a_diff_of_totals_only_shows_no_lines_table() -> None:
+    stored = billed_world(MemoryStorage()).cycle()
+    taxed = stored.model_copy(update={"total_tax": D("0"), "total": D("1247.00")})
+    diff = diff_invoices(stored, taxed, locale="en_US")
+    assert diff.lines == () and len(diff) == 2
+    out = str(diff)
+    assert out.splitlines()[0] == f"Invoice {stored.id} recomputed: totals differ"
+    assert "Lines" not in out
+    assert re.search(r"^  total_tax\s+€236\.93\s+€0\.00\s+-€236\.93$", out, re.M)
+    assert repr(diff) == f"<InvoiceDiff {stored.id} 0 lines changed: total 1,483.93 -> 1,247.00>"

@@ -111,6 +111,9 @@ def test_an_invoice_alone_displays_in_en_us_and_a_locale_overrides_the_customers
     assert repr(w.s.invoices.display(cycle.id)) == repr(cycle)
     line = cycle.line_items[1]
     assert repr(line) == f"<InvoiceLineItem {line.id} 'Calls' qty 150 12.50>"
+    assert re.search(r"^  Quantity\s+150$", str(line), re.M) and re.search(
+        r"^  Amount\s+12\.50$", str(line), re.M
+    )
 
 
 def test_plan_shows_its_prices_and_tiers_as_a_table(w: Billed) -> None:

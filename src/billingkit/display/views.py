@@ -175,14 +175,10 @@ def diff_display(diff: InvoiceDiff) -> Display:
         "Recomputed",
         "Difference",
     )
-    tables = [
-        Table(
-            headers,
-            tuple(_diff_row(change, fmt) for change in diff.lines),
-            caption="Lines",
-            numeric=frozenset(headers[3:]),
-        )
-    ]
+    tables = []
+    if diff.lines:
+        rows_of_lines = tuple(_diff_row(change, fmt) for change in diff.lines)
+        tables.append(Table(headers, rows_of_lines, caption="Lines", numeric=frozenset(headers[3:])))
     if diff.totals:
         rows = tuple(
             (t.field, fmt.money(t.stored), fmt.money(t.recomputed), fmt.money(t.difference))
@@ -196,11 +192,9 @@ def diff_display(diff: InvoiceDiff) -> Display:
                 numeric=frozenset({"Stored", "Recomputed", "Difference"}),
             )
         )
-    return Display(
-        f"Invoice {diff.invoice_id} recomputed: {_plural(len(diff.lines), 'line')} "
-        f"{'differs' if len(diff.lines) == 1 else 'differ'}",
-        tables=tuple(tables),
-    )
+    what = _plural(len(diff.lines), "line") if diff.lines else "totals"
+    verb = "differs" if len(diff.lines) == 1 else "differ"
+    return Display(f"Invoice {diff.invoice_id} recomputed: {what} {verb}", tables=tuple(tables))
 
 
 # -- catalogue ----------------------------------------------------------------------------------
