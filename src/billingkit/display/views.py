@@ -1,11 +1,11 @@
-"""What each record shows: its one-line summary (``repr``) and its :class:`Display`.
+"""What each record shows: its :class:`Display` (and a one-line ``repr`` for the few displayed
+types without one of their own: pages, invoice lines, recompute diffs).
 
 Money is babel's ``format_currency``. An invoice is written in its customer's locale when the
 customer is known (``invoice.display(customer=...)``, ``scoped.invoices.display(id)``: the rule of
 the invoice PDF, :func:`billingkit.documents.invoice_locale`), else in ``en_US``; catalogue and
 subscription displays, which belong to no single customer, use ``en_US``. One-line summaries
-write amounts as plain decimals with the currency code (``usd 1,234.50``): they are for logs and
-debuggers, not customers.
+write amounts as plain decimals (``1,234.50``): they are for logs and debuggers, not customers.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def diff_summary(diff: InvoiceDiff) -> str:
     return f"<InvoiceDiff {diff.invoice_id} {_plural(len(diff.lines), 'line')} changed{moved}>"
 
 
-def _or_blank(fmt: Formats, value: Decimal | None, write: Callable[[Decimal], str]) -> str:
+def _or_blank(value: Decimal | None, write: Callable[[Decimal], str]) -> str:
     return "" if value is None else write(value)
 
 
@@ -148,10 +148,10 @@ def _diff_row(change: LineChange, fmt: Formats) -> tuple[str, ...]:
         change.kind.value,
         change.display_name,
         span(change.period_start, change.period_end),
-        _or_blank(fmt, change.stored_quantity, fmt.number),
-        _or_blank(fmt, change.recomputed_quantity, fmt.number),
-        _or_blank(fmt, change.stored_amount, fmt.money),
-        _or_blank(fmt, change.recomputed_amount, fmt.money),
+        _or_blank(change.stored_quantity, fmt.number),
+        _or_blank(change.recomputed_quantity, fmt.number),
+        _or_blank(change.stored_amount, fmt.money),
+        _or_blank(change.recomputed_amount, fmt.money),
         fmt.money(change.amount_difference),
     )
 
