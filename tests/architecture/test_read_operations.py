@@ -41,6 +41,7 @@ READS_NAMED_OTHERWISE = {
     "wallets_of_customer",
     "customer_wallets",
     "aggregate_usage_batch",
+    "recompute_invoice",  # prices an invoice again without storing it
 }
 
 

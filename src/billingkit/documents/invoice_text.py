@@ -36,7 +36,15 @@ from billingkit.domain.invoices import (
 from billingkit.domain.money import ZERO
 from billingkit.errors import ValidationError
 
-__all__ = ["DEFAULT_LOCALE", "InvoiceText", "LineRow", "invoice_locale", "invoice_text"]
+__all__ = [
+    "DEFAULT_LOCALE",
+    "Formats",
+    "InvoiceText",
+    "LineRow",
+    "customer_zone",
+    "invoice_locale",
+    "invoice_text",
+]
 
 #: The locale of a customer that names none and has no known country.
 DEFAULT_LOCALE = "en_US"
@@ -97,7 +105,8 @@ def invoice_locale(customer: Customer | None) -> Locale:
     return Locale.parse(DEFAULT_LOCALE)
 
 
-def _zone(customer: Customer | None) -> tzinfo:
+def customer_zone(customer: Customer | None) -> tzinfo:
+    """``customer``'s time zone (UTC without a customer or for an unknown zone name)."""
     if customer is None:
         return UTC
     try:
@@ -106,7 +115,7 @@ def _zone(customer: Customer | None) -> tzinfo:
         return UTC
 
 
-class _Formats:
+class Formats:
     """Formatting in one locale, currency and time zone."""
 
     def __init__(self, locale: Locale, currency: str, zone: tzinfo) -> None:
@@ -159,7 +168,7 @@ def _title(invoice: Invoice) -> str:
     return "DRAFT" if invoice.invoice_status is InvoiceStatus.DRAFT else "not numbered"
 
 
-def _line_row(line: InvoiceLineItem, fmt: _Formats) -> LineRow:
+def _line_row(line: InvoiceLineItem, fmt: Formats) -> LineRow:
     description = line.display_name
     if line.plan_display_name and line.plan_display_name != line.display_name:
         description = f"{description}\n{line.plan_display_name}"
@@ -172,11 +181,11 @@ def _line_row(line: InvoiceLineItem, fmt: _Formats) -> LineRow:
     )
 
 
-def _blank_if_zero(fmt: _Formats, discount: Decimal) -> str:
+def _blank_if_zero(fmt: Formats, discount: Decimal) -> str:
     return fmt.deducted(discount) if discount else ""
 
 
-def _coupon_label(record: InvoiceCouponApplication, fmt: _Formats) -> str:
+def _coupon_label(record: InvoiceCouponApplication, fmt: Formats) -> str:
     snapshot = record.coupon_snapshot
     name = snapshot.get("name") or snapshot.get("coupon_code") or record.coupon_id
     if record.discount_percentage is not None:
@@ -184,7 +193,7 @@ def _coupon_label(record: InvoiceCouponApplication, fmt: _Formats) -> str:
     return f"Discount: {name}"
 
 
-def _tax_label(record: InvoiceTax, fmt: _Formats) -> str:
+def _tax_label(record: InvoiceTax, fmt: Formats) -> str:
     rate = record.tax_rate
     name = (rate.name or rate.code) if rate is not None else record.tax_rate_id
     on = fmt.money(record.taxable_amount)
@@ -193,7 +202,7 @@ def _tax_label(record: InvoiceTax, fmt: _Formats) -> str:
     return f"{name} (on {on})"
 
 
-def _adjustments(invoice: Invoice, fmt: _Formats) -> tuple[tuple[str, str], ...]:
+def _adjustments(invoice: Invoice, fmt: Formats) -> tuple[tuple[str, str], ...]:
     coupons = [
         (_coupon_label(record, fmt), fmt.deducted(record.discounted_amount))
         for record in invoice.coupon_applications
@@ -214,7 +223,7 @@ def invoice_text(
     (its name first); ``locale`` overrides the customer's (an unknown one is a ``ValidationError``
     naming ``locale``)."""
     chosen = invoice_locale(customer) if locale is None else _given_locale(locale)
-    fmt = _Formats(chosen, invoice.currency, _zone(customer))
+    fmt = Formats(chosen, invoice.currency, customer_zone(customer))
     facts = (
         ("Invoice number", _title(invoice)),
         ("Status", invoice.invoice_status.value),

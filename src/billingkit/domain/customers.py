@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from billingkit.domain.display import Displayed
 from billingkit.domain.resources import EnvironmentResource
 
 __all__ = ["Customer"]
 
 
-class Customer(EnvironmentResource):
+class Customer(Displayed, EnvironmentResource):
     """Someone you bill. ``external_id`` is your id for them, unique among live customers of an
     environment; ``timezone`` (IANA) is where their calendar billing periods are computed."""
 

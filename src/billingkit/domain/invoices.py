@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.catalog.prices import PriceType
 from billingkit.domain.catalog.tax_rates import TaxRate
+from billingkit.domain.display import Displayed
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource
@@ -36,6 +37,9 @@ from billingkit.domain.subscriptions import PaymentTerms
 from billingkit.domain.validation import UtcDatetime
 
 if TYPE_CHECKING:
+    from babel import Locale
+
+    from billingkit.display import InvoiceView
     from billingkit.domain.customers import Customer
 
 __all__ = [
@@ -99,7 +103,7 @@ class BillingReason(StrEnum):
     WALLET_AUTO_TOPUP = "WALLET_AUTO_TOPUP"
 
 
-class InvoiceLineItem(BaseModel):
+class InvoiceLineItem(Displayed, BaseModel):
     """One line of an invoice. ``amount`` is before discounts and credits (money, rounded);
     ``quantity`` is the billed quantity (usage after allowances for USAGE lines); ``trace`` says how
     the amount was computed (tiers, proration, rounding), as the billing core reported it.
@@ -178,7 +182,7 @@ class InvoiceTax(EnvironmentResource):
     metadata: dict[str, str] = {}
 
 
-class Invoice(EnvironmentResource):
+class Invoice(Displayed, EnvironmentResource):
     """An invoice (the spec's Invoice, stored). Money fields are Decimal in ``currency``.
 
     ``customer_id`` is who is billed; ``subscription_customer_id`` the customer of the subscription
@@ -235,15 +239,23 @@ class Invoice(EnvironmentResource):
     request_fingerprint: str | None = None
     adjustment_sources: dict[str, Any] | None = None
 
-    def __str__(self) -> str:
-        return repr(self)
-
     def __repr__(self) -> str:
         number = self.invoice_number or self.id
         return (
             f"<Invoice {number} {self.currency} {self.amount_due} {self.invoice_status.value} "
             f"{len(self.line_items)} lines>"
         )
+
+    def display(self, *, customer: Customer | None = None, locale: Locale | str | None = None) -> InvoiceView:
+        """This invoice for display (``_repr_html_``, ``str()``, ``show()``) written for ``customer``:
+        its name, and money and dates in its locale (``metadata["locale"]``, else
+        ``address_country``, else ``en_US``; ``locale`` overrides it), as on its PDF. Without
+        ``customer`` the invoice itself displays in ``en_US``. ``scoped.invoices.display(id)``
+        reads the customer from the store."""
+        # Imported when called: the renderers live outside the domain (decision 161's pattern).
+        from billingkit.display import InvoiceView
+
+        return InvoiceView(self, customer, locale)
 
     def to_pdf(
         self, *, customer: Customer | None = None, seller: Sequence[str] = (), locale: str | None = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from billingkit.domain.display import Displayed
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import MAX_OFFSET, MAX_TEXT, check_storable
 from billingkit.errors import ValidationError
@@ -83,8 +84,8 @@ class ListQuery:
         return cls(filters=tuple(Filter(k, Op.EQ, v) for k, v in equals.items()))
 
 
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
+@dataclass(frozen=True, slots=True, repr=False)
+class Page(Displayed, Generic[T]):
     """One page of a list, with the total number of matches across all pages."""
 
     items: Sequence[T]
@@ -96,6 +97,20 @@ class Page(Generic[T]):
     @property
     def has_more(self) -> bool:
         return self.offset + len(self.items) < self.total
+
+    def to_pandas(self, *, customers: Any = None, lines: bool = False, money: str = "decimal") -> Any:
+        """This page as a pandas ``DataFrame`` (the optional ``notebook`` extra).
+
+        A page of invoices gives one row per invoice, or with ``lines=True`` one row per invoice
+        line; ``customers`` joins each customer's ``external_id`` in (a ``Scoped``, which reads
+        them, or the ``Customer`` records, as a list or by id). Other pages give one row per item
+        with its fields. Money columns hold ``Decimal``; ``money="float"`` makes them floats.
+        Raises ``ConfigurationError`` naming ``pip install 'billingkit[notebook]'`` without pandas.
+        """
+        # Imported when called: frames need the optional pandas, outside the domain.
+        from billingkit.display.frames import page_frame
+
+        return page_frame(self, customers=customers, lines=lines, money=money)
 
     def to_dict(self) -> dict[str, Any]:
         return {

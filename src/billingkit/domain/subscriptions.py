@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from billingkit.domain.catalog.prices import BillingCadence, PriceType
+from billingkit.domain.display import Displayed
 from billingkit.domain.periods import BillingCycle, BillingPeriod, BillingSchedule, InvoiceCadence
 from billingkit.domain.resources import EnvironmentResource
 from billingkit.domain.validation import UtcDatetime
@@ -142,7 +143,7 @@ class SubscriptionLineItem(BaseModel):
     commitment_time_buckets: tuple[dict[str, Any], ...] = ()
 
 
-class Subscription(EnvironmentResource):
+class Subscription(Displayed, EnvironmentResource):
     """A customer's subscription to a plan (the spec's Subscription, stored).
 
     Besides the spec's fields it keeps four of its own, never shown on the wire:
@@ -195,9 +196,6 @@ class Subscription(EnvironmentResource):
     renewal_notice_for: UtcDatetime | None = None
     next_run_at: UtcDatetime | None = None
     billing_anchor_requested: bool = False
-
-    def __str__(self) -> str:
-        return repr(self)
 
     def __repr__(self) -> str:
         return (

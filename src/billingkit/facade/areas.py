@@ -8,10 +8,11 @@ out here do more than forward the call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from billingkit.display import InvoiceView
 from billingkit.documents import render_invoice_pdf
 from billingkit.domain.access import Account, ApiKey, Environment
 from billingkit.domain.customers import Customer
@@ -28,6 +29,7 @@ from billingkit.services import (
     direct_invoices,
     invoice_documents,
     invoice_lifecycle,
+    invoice_recompute,
     invoice_updates,
     invoices,
     line_item_requests,
@@ -118,6 +120,11 @@ class Customers(Area):
     search = RequestOp(customers.search_customers, customers.CustomerSearch, read_only=True)
     #: The customer's pending credit grant applications (credits still to come), soonest first.
     upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants, read_only=True)
+
+    def get_many(self, customer_ids: Collection[str]) -> dict[str, Customer]:
+        """The customers with these ids by id, archived ones too (unknown ids are left out), in
+        one read: what ``page.to_pandas(customers=scoped)`` joins external ids from."""
+        return self._s.read(customers.get_customers, customer_ids=list(customer_ids))
 
     def list(
         self, query: ListQuery | customers.CustomerSearch | None = None, /, **fields: Any
@@ -347,6 +354,11 @@ class Invoices(Area):
     #: Collect what remains with the customer's methods (the subscription's card, then POST_PAID
     #: wallets); answers the invoice as it stands afterwards.
     attempt_payment = IdOp(payment_attempts.attempt_payment)
+    #: Price a stored subscription invoice again from its inputs as stored now (line items,
+    #: prices, usage), through the billing run's code, writing nothing: the ``InvoiceDiff``
+    #: says line by line what changed (empty when nothing did). One-off, manual, change and
+    #: threshold invoices are refused (``InvalidOperation``).
+    recompute = IdOp(invoice_recompute.recompute_invoice, read_only=True)
 
     def preview(
         self,
@@ -358,6 +370,13 @@ class Invoices(Area):
     ) -> Invoice:
         """Same as ``scoped.subscriptions.preview_invoice``: the next invoice, not stored."""
         return _preview(self, subscription_id, period_start, period_end, hide_zero_charges_line_items)
+
+    def display(self, invoice_id: str, *, locale: str | None = None) -> InvoiceView:
+        """The invoice with its customer, for display (``_repr_html_``, ``str()``, ``show()``):
+        the customer's name, money and dates in its locale, as on the PDF (``locale`` overrides
+        it). Raises ``NotFound`` for an unknown invoice."""
+        document = self._s.read(invoice_documents.load_invoice_document, invoice_id=invoice_id)
+        return InvoiceView(document.invoice, document.customer, locale)
 
     def pdf(self, invoice_id: str, *, locale: str | None = None) -> bytes:
         """The invoice's document as PDF bytes (``application/pdf``): seller (the tenant's name),

@@ -21,9 +21,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
 
+from billingkit.display.layout import Display
+from billingkit.display.reports import run_report_display
 from billingkit.domain.auto_invoice_thresholds import with_next_check
+from billingkit.domain.display import Displayed
 from billingkit.domain.event_types import subscription_payload
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
@@ -60,8 +63,8 @@ __all__ = ["BatchResult", "RunReport", "bill_due_subscriptions", "bill_subscript
 log = logging.getLogger("billingkit.billing")
 
 
-@dataclass(slots=True)
-class RunReport:
+@dataclass(slots=True, repr=False)
+class RunReport(Displayed):
     """What a billing run did: ``subscription_count`` subscriptions billed, invoices issued
     (``invoices``, in order, unless the run was asked not to keep them; ``invoice_count`` either
     way), ``notification_count`` notifications recorded, and ``failures``: the subscriptions it
@@ -88,6 +91,25 @@ class RunReport:
             f"<RunReport {self.subscription_count} subscriptions, {self.invoice_count} invoices, "
             f"{self.notification_count} notifications, {len(self.failures)} failures>"
         )
+
+    def _display_(self) -> Display:
+        """What ``str()``, ``show()`` and ``_repr_html_()`` show: the counts, the kept invoices
+        and the failures."""
+        return run_report_display(
+            subscription_count=self.subscription_count,
+            invoice_count=self.invoice_count,
+            notification_count=self.notification_count,
+            invoices=self.invoices,
+            failures=self.failures,
+        )
+
+    def to_pandas(self, *, customers: Any = None, lines: bool = False, money: str = "decimal") -> Any:
+        """The invoices the run kept as a DataFrame, as ``Page.to_pandas`` makes it (the
+        ``notebook`` extra)."""
+        from billingkit.display.frames import invoice_lines_frame, invoices_frame
+
+        build = invoice_lines_frame if lines else invoices_frame
+        return build(self.invoices, customers=customers, money=money)
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ external id can be reused); a deleted customer is archived and then reads as not
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
@@ -34,6 +35,7 @@ __all__ = [
     "delete_customer",
     "get_customer",
     "get_customer_by_external_id",
+    "get_customers",
     "list_customers",
     "search_customers",
     "update_customer",
@@ -147,6 +149,13 @@ def get_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str) -> Customer
 def get_customer_by_external_id(uow: UnitOfWork, ctx: Context, *, external_id: str) -> Customer:
     ctx.require(ENTITY, Action.READ)
     return _live(uow.customers.find_one(external_id=external_id), f"with external_id {external_id!r}")
+
+
+def get_customers(uow: UnitOfWork, ctx: Context, *, customer_ids: Collection[str]) -> dict[str, Customer]:
+    """The customers with these ids, by id, in any lifecycle status (an archived customer still
+    names the invoices it was billed on); unknown ids are left out. One read."""
+    ctx.require(ENTITY, Action.READ)
+    return {customer.id: customer for customer in uow.customers.find_many(customer_ids)}
 
 
 def update_customer(uow: UnitOfWork, ctx: Context, *, customer_id: str, data: CustomerUpdate) -> Customer:

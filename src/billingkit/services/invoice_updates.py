@@ -34,7 +34,7 @@ from billingkit.services.invoice_adjustments import (
 from billingkit.services.invoice_sources import invoice_adjustment_sources
 from billingkit.services.records import get_live
 
-__all__ = ["InvoiceUpdate", "recompute_adjustments", "update_invoice"]
+__all__ = ["InvoiceUpdate", "own_applications", "recompute_adjustments", "update_invoice"]
 
 ENTITY = "invoice"
 LABEL = "invoice"
@@ -51,7 +51,8 @@ class InvoiceUpdate(InputModel):
     version: int | None = None
 
 
-def _own_applications(invoice: Invoice) -> dict[str, int]:
+def own_applications(invoice: Invoice) -> dict[str, int]:
+    """Coupon association id -> how many of ``invoice``'s coupon applications came from it."""
     counts: dict[str, int] = {}
     for record in invoice.coupon_applications:
         key = record.coupon_association_id
@@ -79,7 +80,7 @@ def recompute_adjustments(
     direct invoice's (coupon id, line) to the association id its caller gave (None: none).
     Nothing is stored.
     """
-    own = _own_applications(invoice)
+    own = own_applications(invoice)
     usable = [
         a if a.id not in own else replace(a, applications=max(a.applications - own[a.id], 0))
         for a in associations

@@ -26,7 +26,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
+from billingkit.display.layout import Display
+from billingkit.display.reports import usage_report_display
 from billingkit.domain.access import Action
+from billingkit.domain.display import Displayed
 from billingkit.domain.resources import Status, iso
 from billingkit.domain.usage import (
     AggregationType,
@@ -107,7 +110,7 @@ class UsageWindow:
     event_count: int
 
 
-class UsageReport:
+class UsageReport(Displayed):
     """A usage result with what it was computed for; ``to_dict()`` is the REST shape.
 
     ``value``, ``event_count``: the window's total; ``results``: its buckets as
@@ -172,6 +175,29 @@ class UsageReport:
 
     def __repr__(self) -> str:
         return f"UsageReport({self.event_name} {self.aggregation}: {self.result.value})"
+
+    def _display_(self) -> Display:
+        """What ``str()``, ``show()`` and ``_repr_html_()`` show: the total, buckets, groups."""
+        return usage_report_display(
+            event_name=self.event_name,
+            aggregation=str(self.aggregation),
+            meter_id=self.meter_id,
+            result=self.result,
+        )
+
+    def to_pandas(self, *, money: str = "decimal") -> Any:
+        """This report as a DataFrame (the ``notebook`` extra): one row per time bucket (per
+        group and bucket for a grouping meter), else per group, else one row with the total;
+        ``value`` is ``Decimal`` unless ``money="float"``."""
+        from billingkit.display.frames import usage_frame
+
+        return usage_frame(
+            self.result,
+            event_name=self.event_name,
+            aggregation=str(self.aggregation),
+            meter_id=self.meter_id,
+            money=money,
+        )
 
 
 def _window(

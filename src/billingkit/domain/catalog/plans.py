@@ -7,12 +7,13 @@ from typing import Any
 from billingkit.domain.catalog.credit_grants import CreditGrant
 from billingkit.domain.catalog.entitlements import Entitlement
 from billingkit.domain.catalog.prices import Price
+from billingkit.domain.display import Displayed
 from billingkit.domain.resources import EnvironmentResource
 
 __all__ = ["Addon", "AddonDetail", "Plan", "PlanDetail"]
 
 
-class Plan(EnvironmentResource):
+class Plan(Displayed, EnvironmentResource):
     """What a customer subscribes to. Its prices, entitlements and credit grants are separate
     resources that name the plan as their owner (``entity_type="PLAN"``, ``entity_id=plan.id``)."""
 

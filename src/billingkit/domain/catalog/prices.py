@@ -16,6 +16,7 @@ from typing import Any
 from babel.numbers import format_currency
 from pydantic import BaseModel, ConfigDict
 
+from billingkit.domain.display import Displayed
 from billingkit.domain.periods import BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, PriceSpec, Tier, TierMode, TransformQuantity
 from billingkit.domain.resources import EnvironmentResource
@@ -91,7 +92,7 @@ class PriceTransform(_Value):
     round: str = "up"
 
 
-class Price(EnvironmentResource):
+class Price(Displayed, EnvironmentResource):
     """A price owned by a plan, add-on or subscription (``entity_type`` / ``entity_id``).
 
     Amounts are in ``currency`` (lowercase ISO code). With a custom pricing unit
