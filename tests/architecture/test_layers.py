@@ -127,6 +127,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "AlertCondition",
         "AlreadyExists",
         "ApiKey",
+        "Backtest",
         "Billing",
         "BillingCadence",
         "BillingCycle",
@@ -206,6 +207,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "SandboxPaymentProvider",
         "Scoped",
         "Settings",
+        "SimulationResult",
         "Sort",
         "SqlStorage",
         "Status",
@@ -237,6 +239,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "WalletTransaction",
         "WalletType",
         "Worker",
+        "simulate",
     ]
     for name in billingkit.__all__:
         assert getattr(billingkit, name) is not None

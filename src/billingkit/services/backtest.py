@@ -1,0 +1,343 @@
+"""Pricing backtest: what past billing periods would have cost under a candidate plan or prices.
+
+For each selected subscription and each of its completed billing periods:
+
+* **billed** is what its live invoices (draft or finalized) charged for that period: the sum of
+  the amounts of their lines whose service period lies inside it, whether billed in advance (the
+  period's fee, on the previous invoice) or in arrear (its usage, on the period's closing invoice);
+* **candidate** is what the candidate charges for the same period, computed by the billing core
+  itself (:func:`~billingkit.services.invoicing.compute_invoices`): the subscription's plan lines
+  are replaced by lines of the candidate's prices (add-on lines stay), the usage of the period is
+  measured from the stored events, and the ADVANCE and ARREAR charges of the period are assembled
+  exactly as the billing run assembles them (allowances, proration of a first stub, tiers,
+  packages, commitments);
+* **difference** is ``candidate - billed``.
+
+Both are line amounts before discounts, taxes and prepaid credits: what the price list decides.
+Example: a period billed 49.00 + 160.44 whose usage costs 172.00 under a candidate usage price
+with the same fee shows billed 209.44, candidate 221.00, difference 11.56.
+
+Nothing is written. The usage of all selected periods is read in one batch (the usage store runs
+one grouped statement per meter), so 10,000 customer-months take a few seconds on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Any, Self
+
+from pydantic import Field, ModelWrapValidatorHandler, model_validator
+
+from billingkit.domain.catalog import Meter, Plan, Price, PriceEntityType
+from billingkit.domain.input_rules import validate_naming_items
+from billingkit.domain.invoices import BillingReason, InvoiceStatus
+from billingkit.domain.money import ZERO
+from billingkit.domain.periods import Period
+from billingkit.domain.queries import Filter, Op
+from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
+from billingkit.domain.validation import InputModel, UtcDatetime
+from billingkit.errors import ValidationError
+from billingkit.ports import UnitOfWork
+from billingkit.services.context import Context
+from billingkit.services.invoicing import Charge, compute_invoices, load_snapshot
+from billingkit.services.owned_prices import prepare_price, prices_of
+from billingkit.services.prices import PriceInput
+from billingkit.services.records import get_live, list_where_in
+from billingkit.services.subscription_setup import line_for_price, matching_prices
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Backtest", "BacktestRequest", "BacktestRow", "BacktestSummary", "backtest"]
+
+#: Subscriptions that have billed periods (a draft has none yet).
+_BILLED_STATUSES = [s.value for s in SubscriptionStatus if s is not SubscriptionStatus.DRAFT]
+_LIVE_INVOICES = Filter("invoice_status", Op.IN, [InvoiceStatus.DRAFT.value, InvoiceStatus.FINALIZED.value])
+
+
+class BacktestRequest(InputModel):
+    """What to re-price and under what.
+
+    * ``plan_id``: a stored plan whose prices (and metered entitlements) are the candidate; or
+    * ``prices``: candidate prices in the shape ``plans.create(prices=[...])`` takes, not stored;
+      they replace the plan's prices and the subscribed plan's entitlements still apply.
+    * ``customer_ids``: the customers to re-price (default: every customer with a subscription);
+    * ``subscribed_plan_id``: only subscriptions to this plan (default: all);
+    * ``since`` / ``until``: only periods starting at or after ``since`` and ending at or before
+      ``until``; ``periods``: then only the last ``periods`` of each subscription.
+    """
+
+    plan_id: Annotated[str, Field(max_length=64)] | None = None
+    prices: list[PriceInput] | None = None
+    customer_ids: list[Annotated[str, Field(max_length=64)]] | None = None
+    subscribed_plan_id: Annotated[str, Field(max_length=64)] | None = None
+    since: UtcDatetime | None = None
+    until: UtcDatetime | None = None
+    periods: Annotated[int, Field(ge=1, le=1200)] | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _name_the_price(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """A price that breaks one of its own rules is named ``prices[i].<field>``."""
+        return validate_naming_items(data, handler, field="prices", item_model=PriceInput)
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestRow:
+    """One customer-period: what was billed, what the candidate charges, and the difference
+    (``candidate - billed``), all exact in ``currency``."""
+
+    customer_id: str
+    external_customer_id: str
+    subscription_id: str
+    plan_id: str
+    currency: str
+    period_start: datetime
+    period_end: datetime
+    billed: Decimal
+    candidate: Decimal
+    difference: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestSummary:
+    """Totals of a backtest: ``revenue_change`` per currency (Σ difference), and how many
+    customers pay more (``worse_off``), less (``better_off``) or the same (``unchanged``) in total
+    over their periods."""
+
+    customer_periods: int
+    customers: int
+    billed: dict[str, Decimal]
+    candidate: dict[str, Decimal]
+    revenue_change: dict[str, Decimal]
+    better_off: int
+    worse_off: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class Backtest:
+    """The result of :func:`backtest`: one :class:`BacktestRow` per customer-period, ordered by
+    customer, subscription and period."""
+
+    rows: tuple[BacktestRow, ...]
+
+    def summary(self) -> BacktestSummary:
+        """Revenue change per currency and customers better or worse off (see
+        :class:`BacktestSummary`)."""
+        billed: dict[str, Decimal] = defaultdict(lambda: ZERO)
+        candidate: dict[str, Decimal] = defaultdict(lambda: ZERO)
+        per_customer: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
+        for row in self.rows:
+            billed[row.currency] += row.billed
+            candidate[row.currency] += row.candidate
+            per_customer[(row.customer_id, row.currency)] += row.difference
+        changes = list(per_customer.values())
+        return BacktestSummary(
+            customer_periods=len(self.rows),
+            customers=len({row.customer_id for row in self.rows}),
+            billed=dict(billed),
+            candidate=dict(candidate),
+            revenue_change={c: candidate[c] - billed[c] for c in billed},
+            better_off=sum(1 for d in changes if d < ZERO),
+            worse_off=sum(1 for d in changes if d > ZERO),
+            unchanged=sum(1 for d in changes if d == ZERO),
+        )
+
+    def to_pandas(self, *, money: str = "decimal") -> pandas.DataFrame:
+        """The rows as a DataFrame (one row per customer-period; ``billed``, ``candidate`` and
+        ``difference`` as ``Decimal``, or ``float`` with ``money="float"``). Needs the
+        ``notebook`` extra."""
+        from billingkit.simulation.frames import backtest_frame
+
+        return backtest_frame(self, money=money)
+
+    def __repr__(self) -> str:
+        summary = self.summary()
+        change = ", ".join(f"{c} {v:+}" for c, v in sorted(summary.revenue_change.items())) or "none"
+        return (
+            f"<Backtest {summary.customer_periods} customer-periods, {summary.customers} customers, "
+            f"revenue change {change}, {summary.better_off} better off, {summary.worse_off} worse off>"
+        )
+
+
+def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Backtest:
+    """Re-price the completed periods of the selected subscriptions under the candidate (see the
+    module docstring). Writes nothing.
+
+    Raises ``ValidationError`` when neither or both of ``plan_id`` and ``prices`` are given, when
+    a candidate price is invalid (field ``prices[i].<field>``), or when the candidate has no
+    prices in a subscription's currency and billing period; ``NotFound`` for an unknown plan.
+    """
+    if (request.plan_id is None) == (request.prices is None):
+        raise ValidationError("give the candidate as plan_id or as prices, not both", field="plan_id")
+    candidate_plan, candidate_prices = _candidate(uow, ctx, request)
+    subs = _subscriptions(uow, request)
+    ends = {sub.id: _completed_until(sub, ctx.now) for sub in subs}
+    meters = {
+        m.id: m for m in uow.meters.find_many({p.meter_id for p in candidate_prices if p.meter_id})
+    }
+    plan_id = candidate_plan.id if candidate_plan is not None else None
+    swapped: list[Subscription] = []
+    chosen: list[tuple[Subscription, list[Period]]] = []
+    subscribed = {sub.id: sub.plan_id for sub in subs}
+    for sub in subs:
+        periods = _periods(sub, ends[sub.id], request)
+        if not periods:
+            continue
+        twin = _with_candidate(ctx, sub, candidate_prices, meters, plan_id, candidate_plan)
+        swapped.append(twin)
+        chosen.append((twin, periods))
+    if not chosen:
+        return Backtest(())
+    snapshot = load_snapshot(uow, swapped, at=ctx.now, credits=False)
+    snapshot.prices.update((p.id, p) for p in candidate_prices)
+    # A cumulative commitment counts the usage of the window's earlier periods: the backtest
+    # counts its own, in period order, instead of what was billed under the old prices.
+    snapshot.committed_usage = {sub_id: [] for sub_id in snapshot.committed_usage}
+    charges: list[Charge] = []
+    for twin, periods in chosen:
+        for period in periods:
+            reason = BillingReason.SUBSCRIPTION_CYCLE
+            charges.append(Charge(twin, reason, "period_start", period))
+            charges.append(Charge(twin, reason, "period_end", period))
+    computed = compute_invoices(uow, charges, snapshot, as_of=ctx.now)
+    billed = _billed(uow, [sub for sub, _ in chosen])
+    rows: list[BacktestRow] = []
+    for index in range(0, len(computed), 2):
+        advance, arrear = computed[index], computed[index + 1]
+        sub, period = advance.charge.subscription, advance.charge.period
+        customer = snapshot.customers[sub.customer_id]
+        was = _billed_in(billed.get(sub.id, ()), period)
+        now = advance.draft.subtotal + arrear.draft.subtotal
+        rows.append(
+            BacktestRow(
+                customer_id=sub.customer_id,
+                external_customer_id=customer.external_id,
+                subscription_id=sub.id,
+                plan_id=subscribed[sub.id],
+                currency=sub.currency,
+                period_start=period.start,
+                period_end=period.end,
+                billed=was,
+                candidate=now,
+                difference=now - was,
+            )
+        )
+    rows.sort(key=lambda r: (r.external_customer_id, r.subscription_id, r.period_start))
+    return Backtest(tuple(rows))
+
+
+def _candidate(uow: UnitOfWork, ctx: Context, request: BacktestRequest) -> tuple[Plan | None, list[Price]]:
+    """The candidate plan (None for bare prices) and its live prices."""
+    if request.plan_id is not None:
+        plan = get_live(uow.plans, "plan", request.plan_id)
+        return plan, prices_of(uow, PriceEntityType.PLAN, plan.id)
+    prices: list[Price] = []
+    for i, data in enumerate(request.prices or ()):
+        try:
+            prices.append(
+                prepare_price(uow, ctx, data, entity_type=PriceEntityType.PLAN, entity_id="plan_candidate")
+            )
+        except ValidationError as exc:
+            field = f"prices[{i}].{exc.field}" if exc.field else f"prices[{i}]"
+            raise ValidationError(exc.message, field=field) from None
+    if not prices:
+        raise ValidationError("the candidate needs at least one price", field="prices")
+    return None, prices
+
+
+def _subscriptions(uow: UnitOfWork, request: BacktestRequest) -> list[Subscription]:
+    also = [Filter("subscription_status", Op.IN, _BILLED_STATUSES)]
+    if request.subscribed_plan_id is not None:
+        also.append(Filter("plan_id", Op.EQ, request.subscribed_plan_id))
+    if request.customer_ids is not None:
+        return list_where_in(uow.subscriptions, "customer_id", request.customer_ids, *also)
+    return list_where_in(uow.subscriptions, "subscription_status", _BILLED_STATUSES, *also[1:])
+
+
+def _completed_until(sub: Subscription, now: datetime) -> datetime:
+    """Where ``sub``'s completed periods end: its current period's start (or its end, once
+    ended), never after ``now``."""
+    if sub.subscription_status is SubscriptionStatus.CANCELLED:
+        end = sub.end_date or sub.cancelled_at or sub.current_period_start
+        return min(end, now)
+    return min(sub.current_period_start, now)
+
+
+def _periods(sub: Subscription, until: datetime, request: BacktestRequest) -> list[Period]:
+    periods = [
+        p
+        for p in sub.schedule().periods(sub.start_date, until, end_date=sub.end_date)
+        if p.end <= until
+        and (request.since is None or p.start >= request.since)
+        and (request.until is None or p.end <= request.until)
+    ]
+    if request.periods is not None:
+        periods = periods[-request.periods :]
+    return periods
+
+
+def _with_candidate(
+    ctx: Context,
+    sub: Subscription,
+    prices: Sequence[Price],
+    meters: dict[str, Meter],
+    plan_id: str | None,
+    plan: Plan | None,
+) -> Subscription:
+    """``sub`` with its plan lines replaced by lines of the candidate prices that match its
+    currency and billing period (and, for a candidate plan, subscribed to that plan)."""
+    matching = matching_prices(
+        prices,
+        plan_id or "candidate",
+        currency=sub.currency,
+        billing_period=sub.billing_period,
+        billing_period_count=sub.billing_period_count,
+        start=sub.start_date,
+    )
+    owner = plan_id or sub.plan_id
+    name = plan.name if plan is not None else _plan_name(sub)
+    lines: list[SubscriptionLineItem] = [line for line in sub.line_items if line.entity_type != "plan"]
+    for price in matching:
+        start = max(sub.start_date, price.start_date) if price.start_date else sub.start_date
+        end = price.end_date if sub.end_date is None or price.end_date is None else min(price.end_date, sub.end_date)
+        lines.append(
+            line_for_price(
+                ctx,
+                price,
+                meters.get(price.meter_id or ""),
+                subscription_id=sub.id,
+                customer_id=sub.customer_id,
+                entity_type="plan",
+                entity_id=owner,
+                owner_name=name,
+                start=start,
+                end=end if end is not None else sub.end_date,
+            )
+        )
+    return sub.model_copy(update={"plan_id": owner, "line_items": tuple(lines)})
+
+
+def _plan_name(sub: Subscription) -> str:
+    return next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
+
+
+def _billed(uow: UnitOfWork, subs: Iterable[Subscription]) -> dict[str, list[tuple[datetime, datetime, Decimal]]]:
+    """Subscription id -> (start, end, amount) of every line of its live invoices."""
+    found: dict[str, list[tuple[datetime, datetime, Decimal]]] = defaultdict(list)
+    for invoice in list_where_in(uow.invoices, "subscription_id", [s.id for s in subs], _LIVE_INVOICES):
+        assert invoice.subscription_id is not None
+        own = found[invoice.subscription_id]
+        for line in invoice.line_items:
+            if line.subscription_id is None or line.subscription_id == invoice.subscription_id:
+                own.append((line.period_start, line.period_end, line.amount))
+    return found
+
+
+def _billed_in(lines: Iterable[tuple[datetime, datetime, Decimal]], period: Period) -> Decimal:
+    return sum((amount for start, end, amount in lines if start >= period.start and end <= period.end), ZERO)
