@@ -18,7 +18,13 @@ from billingkit import Billing, NotFound, PlanDetail, Scoped, TestClock, Validat
 from billingkit.domain.customers import Customer
 
 MONTHLY = {"currency": "usd", "billing_period": "MONTHLY"}
-FEE = {**MONTHLY, "type": "FIXED", "billing_model": "FLAT_FEE", "amount": "49.00", "invoice_cadence": "ADVANCE"}
+FEE = {
+    **MONTHLY,
+    "type": "FIXED",
+    "billing_model": "FLAT_FEE",
+    "amount": "49.00",
+    "invoice_cadence": "ADVANCE",
+}
 TIERS = [
     {"up_to": 1000, "unit_amount": "0.02"},
     {"up_to": None, "unit_amount": "0.01", "flat_amount": "5"},
@@ -165,7 +171,11 @@ def test_candidate_prices_reprice_the_stored_usage(world: World) -> None:
         ext: sum((r.difference for r in result.rows if r.external_customer_id == ext), Decimal(0))
         for ext in CALLS
     }
-    assert per_customer == {"c-low": Decimal("30.00"), "c-mid": Decimal("27.50"), "c-high": Decimal("-120.00")}
+    assert per_customer == {
+        "c-low": Decimal("30.00"),
+        "c-mid": Decimal("27.50"),
+        "c-high": Decimal("-120.00"),
+    }
     assert (summary.better_off, summary.worse_off, summary.unchanged) == (1, 2, 0)
     assert summary.revenue_change == {"usd": Decimal("-62.50")}
 

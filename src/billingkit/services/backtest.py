@@ -178,9 +178,7 @@ def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Back
     candidate_plan, candidate_prices = _candidate(uow, ctx, request)
     subs = _subscriptions(uow, request)
     ends = {sub.id: _completed_until(sub, ctx.now) for sub in subs}
-    meters = {
-        m.id: m for m in uow.meters.find_many({p.meter_id for p in candidate_prices if p.meter_id})
-    }
+    meters = {m.id: m for m in uow.meters.find_many({p.meter_id for p in candidate_prices if p.meter_id})}
     plan_id = candidate_plan.id if candidate_plan is not None else None
     swapped: list[Subscription] = []
     chosen: list[tuple[Subscription, list[Period]]] = []
@@ -305,7 +303,11 @@ def _with_candidate(
     lines: list[SubscriptionLineItem] = [line for line in sub.line_items if line.entity_type != "plan"]
     for price in matching:
         start = max(sub.start_date, price.start_date) if price.start_date else sub.start_date
-        end = price.end_date if sub.end_date is None or price.end_date is None else min(price.end_date, sub.end_date)
+        end = (
+            price.end_date
+            if sub.end_date is None or price.end_date is None
+            else min(price.end_date, sub.end_date)
+        )
         lines.append(
             line_for_price(
                 ctx,
@@ -327,7 +329,9 @@ def _plan_name(sub: Subscription) -> str:
     return next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
 
 
-def _billed(uow: UnitOfWork, subs: Iterable[Subscription]) -> dict[str, list[tuple[datetime, datetime, Decimal]]]:
+def _billed(
+    uow: UnitOfWork, subs: Iterable[Subscription]
+) -> dict[str, list[tuple[datetime, datetime, Decimal]]]:
     """Subscription id -> (start, end, amount) of every line of its live invoices."""
     found: dict[str, list[tuple[datetime, datetime, Decimal]]] = defaultdict(list)
     for invoice in list_where_in(uow.invoices, "subscription_id", [s.id for s in subs], _LIVE_INVOICES):

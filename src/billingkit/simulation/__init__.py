@@ -12,4 +12,12 @@ from billingkit.simulation.generators import Poisson, Steady, UsageGenerator
 from billingkit.simulation.results import SimulationResult
 from billingkit.simulation.runner import DEFAULT_START, sample_customers, simulate
 
-__all__ = ["DEFAULT_START", "Poisson", "SimulationResult", "Steady", "UsageGenerator", "sample_customers", "simulate"]
+__all__ = [
+    "DEFAULT_START",
+    "Poisson",
+    "SimulationResult",
+    "Steady",
+    "UsageGenerator",
+    "sample_customers",
+    "simulate",
+]

@@ -30,11 +30,13 @@ def _pandas() -> Any:
     return notebook_module("pandas", "DataFrames")
 
 
-def _frame(rows: Iterable[dict[str, Any]], columns: Sequence[str], money: Sequence[str], how: str) -> Any:
+def _frame(
+    rows: Iterable[dict[str, Any]], columns: Sequence[str], money: Sequence[str], how: str
+) -> pandas.DataFrame:
     if how not in ("decimal", "float"):
         raise ValidationError('money must be "decimal" or "float"', field="money")
     pd = _pandas()
-    frame = pd.DataFrame(list(rows), columns=list(columns))
+    frame: pandas.DataFrame = pd.DataFrame(list(rows), columns=list(columns))
     for column in money:
         frame[column] = frame[column].astype(float if how == "float" else object)
     return frame
@@ -44,8 +46,7 @@ def _month(instant: Any) -> str:
     return f"{instant:%Y-%m}" if instant is not None else ""
 
 
-def invoices_frame(result: SimulationResult, *, money: str = "decimal") -> pandas.DataFrame:
-    """One row per invoice of ``result`` (see :meth:`SimulationResult.invoices_frame`)."""
+def _invoice_rows(result: SimulationResult) -> list[dict[str, Any]]:
     subs = result.subscriptions
     rows = []
     for inv in result.invoices:
@@ -73,12 +74,17 @@ def invoices_frame(result: SimulationResult, *, money: str = "decimal") -> panda
                 "lines": len(inv.line_items),
             }
         )
+    return rows
+
+
+def invoices_frame(result: SimulationResult, *, money: str = "decimal") -> pandas.DataFrame:
+    """One row per invoice of ``result`` (see :meth:`SimulationResult.invoices_frame`)."""
     columns = [
         "invoice_id", "invoice_number", "invoice_status", "billing_reason", "customer_id",
         "external_customer_id", "customer_name", "subscription_id", "plan_id", "plan", "plan_name",
         "currency", "period_start", "period_end", "month", *_INVOICE_MONEY, "lines",
     ]  # fmt: skip
-    return _frame(rows, columns, _INVOICE_MONEY, money)
+    return _frame(_invoice_rows(result), columns, _INVOICE_MONEY, money)
 
 
 def lines_frame(result: SimulationResult, *, money: str = "decimal") -> pandas.DataFrame:
@@ -126,15 +132,15 @@ def revenue_by(result: SimulationResult, by: str, *, money: str = "decimal") -> 
     ``plan`` or ``external_customer_id``) and currency; months in order, others by revenue."""
     if by not in _GROUPINGS:
         raise ValidationError(f"by must be one of {', '.join(_GROUPINGS)}", field="by")
-    invoices = invoices_frame(result)
-    invoices = invoices[invoices["invoice_status"] == InvoiceStatus.FINALIZED.value]
     groups: dict[tuple[Any, str], dict[str, Any]] = {}
-    for row in invoices.itertuples(index=False):
-        key = (getattr(row, by), row.currency)
+    for row in _invoice_rows(result):
+        if row["invoice_status"] != InvoiceStatus.FINALIZED.value:
+            continue
+        key = (row[by], row["currency"])
         group = groups.setdefault(key, {"revenue": Decimal(0), "invoices": 0, "customers": set()})
-        group["revenue"] += row.total
+        group["revenue"] += row["total"]
         group["invoices"] += 1
-        group["customers"].add(row.external_customer_id)
+        group["customers"].add(row["external_customer_id"])
     rows = [
         {by: key, "currency": currency, "revenue": g["revenue"], "invoices": g["invoices"],
          "customers": len(g["customers"])}

@@ -34,7 +34,9 @@ def plot_revenue(result: SimulationResult, ax: Axes | None = None) -> Axes:
     ax = _axes(ax)
     frame = result.invoices_frame(money="float")
     frame = frame[frame["invoice_status"] == "FINALIZED"]
-    table: Any = frame.pivot_table(index="month", columns="plan", values="total", aggfunc="sum", fill_value=0.0)
+    table: Any = frame.pivot_table(
+        index="month", columns="plan", values="total", aggfunc="sum", fill_value=0.0
+    )
     bottom = [0.0] * len(table.index)
     for plan in table.columns:
         values = [float(v) for v in table[plan]]

@@ -147,9 +147,7 @@ def _subscribe(
     return on_plan
 
 
-def _feeds(
-    usage: Any, on_plan: dict[str, str], start: datetime, months: int, seed: int
-) -> list[Any]:
+def _feeds(usage: Any, on_plan: dict[str, str], start: datetime, months: int, seed: int) -> list[Any]:
     """One callable per usage source: month -> that month's events."""
     bounds = [start + relativedelta(months=m) for m in range(months + 1)]
     if hasattr(usage, "events") or (
@@ -214,4 +212,3 @@ def _progress(steps: Iterable[int], months: int, *, required: bool) -> Iterable[
         return steps
     bar: Iterable[int] = tqdm.tqdm(steps, total=months, desc="simulating", unit="month")
     return bar
-
