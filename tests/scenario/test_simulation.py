@@ -125,10 +125,14 @@ def test_steady_usage_bills_what_the_arithmetic_says() -> None:
 
 def test_a_dataframe_or_a_list_of_events_is_usage_too() -> None:
     events = [
-        {"event_name": "api.request", "external_customer_id": "ada", "timestamp": f"2026-01-{day:02d}T10:00:00+00:00",
-         "calls": 50 * day}
+        {
+            "event_name": "api.request",
+            "external_customer_id": "ada",
+            "timestamp": f"2026-01-{day:02d}T10:00:00+00:00",
+            "calls": 50 * day,
+        }
         for day in range(1, 29)
-    ]  # fmt: skip
+    ]
     as_frame = pd.DataFrame(events)
     as_frame["timestamp"] = pd.to_datetime(as_frame["timestamp"])
     as_list = [
@@ -154,14 +158,11 @@ def test_the_simulated_history_can_be_backtested() -> None:
     basic = next(p for p in result.plans.values() if p.name == "Basic")
     same = result.scope.backtest(basic, subscribed_plan_id=basic.id)
     assert same.rows and {row.difference for row in same.rows} == {Decimal("0.00")}
+    calls = next(m.id for m in result.meters.values() if m.name == "API calls")
+    fee, usage = (dict(price) for price in _plans()["basic"]["prices"])
     dearer = result.scope.backtest(
-        [
-            {**MONTHLY, "type": "FIXED", "billing_model": "FLAT_FEE", "invoice_cadence": "ADVANCE", "amount": "12"},
-            {**MONTHLY, "type": "USAGE", "invoice_cadence": "ARREAR", "billing_model": "FLAT_FEE",
-             "meter_id": next(m.id for m in result.meters.values() if m.name == "API calls"), "amount": "0.01"},
-        ],
-        subscribed_plan_id=basic.id,
-    )  # fmt: skip
+        [{**fee, "amount": "12"}, {**usage, "meter_id": calls}], subscribed_plan_id=basic.id
+    )
     assert {row.difference for row in dearer.rows} == {Decimal("2.00")}  # the fee only
     frame = dearer.to_pandas()
     assert list(frame.columns)[-3:] == ["billed", "candidate", "difference"]
