@@ -8,9 +8,9 @@ For each selected subscription and each of its completed billing periods:
 * **candidate** is what the candidate charges for the same period, computed by the billing core
   itself (:func:`~billingkit.services.invoicing.compute_invoices`): the subscription's plan lines
   are replaced by lines of the candidate's prices (add-on lines stay), the usage of the period is
-  measured from the stored events, and the ADVANCE and ARREAR charges of the period are assembled
-  exactly as the billing run assembles them (allowances, proration of a first stub, tiers,
-  packages, commitments);
+  measured from the stored events, and the period's charges, in advance and in arrear, are
+  assembled as one closing invoice of the period (the same windows, allowances, proration of a
+  first stub, tiers, packages and line commitments as the billing run);
 * **difference** is ``candidate - billed``.
 
 Both are line amounts before discounts, taxes and prepaid credits: what the price list decides.
@@ -36,7 +36,7 @@ from billingkit.domain.catalog import Meter, Plan, Price, PriceEntityType
 from billingkit.domain.input_rules import validate_naming_items
 from billingkit.domain.invoices import BillingReason, InvoiceStatus
 from billingkit.domain.money import ZERO
-from billingkit.domain.periods import Period
+from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
 from billingkit.domain.validation import InputModel, UtcDatetime
@@ -197,21 +197,16 @@ def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Back
     # A cumulative commitment counts the usage of the window's earlier periods: the backtest
     # counts its own, in period order, instead of what was billed under the old prices.
     snapshot.committed_usage = {sub_id: [] for sub_id in snapshot.committed_usage}
-    charges: list[Charge] = []
-    for twin, periods in chosen:
-        for period in periods:
-            reason = BillingReason.SUBSCRIPTION_CYCLE
-            charges.append(Charge(twin, reason, "period_start", period))
-            charges.append(Charge(twin, reason, "period_end", period))
+    reason = BillingReason.SUBSCRIPTION_CYCLE
+    charges = [Charge(twin, reason, "period_end", period) for twin, periods in chosen for period in periods]
     computed = compute_invoices(uow, charges, snapshot, as_of=ctx.now)
     billed = _billed(uow, [sub for sub, _ in chosen])
     rows: list[BacktestRow] = []
-    for index in range(0, len(computed), 2):
-        advance, arrear = computed[index], computed[index + 1]
-        sub, period = advance.charge.subscription, advance.charge.period
+    for done in computed:
+        sub, period = done.charge.subscription, done.charge.period
         customer = snapshot.customers[sub.customer_id]
         was = _billed_in(billed.get(sub.id, ()), period)
-        now = advance.draft.subtotal + arrear.draft.subtotal
+        now = done.draft.subtotal
         rows.append(
             BacktestRow(
                 customer_id=sub.customer_id,
@@ -322,7 +317,16 @@ def _with_candidate(
                 end=end if end is not None else sub.end_date,
             )
         )
-    return sub.model_copy(update={"plan_id": owner, "line_items": tuple(lines)})
+    # Each period is assembled as one closing charge (``period_end``, no next period): an ADVANCE
+    # line is charged there as ARREAR, for the same window and with the same proration, so the
+    # core prices it as the billing run did on the invoice before (half the assemblies).
+    in_arrear = [
+        line.model_copy(update={"invoice_cadence": InvoiceCadence.ARREAR})
+        if line.invoice_cadence is InvoiceCadence.ADVANCE
+        else line
+        for line in lines
+    ]
+    return sub.model_copy(update={"plan_id": owner, "line_items": tuple(in_arrear)})
 
 
 def _plan_name(sub: Subscription) -> str:

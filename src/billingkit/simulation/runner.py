@@ -20,6 +20,7 @@ from billingkit.clock import TestClock
 from billingkit.domain.ids import IdFactory
 from billingkit.errors import ConfigurationError, ValidationError
 from billingkit.facade import Billing, Scoped
+from billingkit.ports import Storage
 from billingkit.simulation.extras import notebook_module
 from billingkit.simulation.generators import UsageGenerator
 from billingkit.simulation.results import SimulationResult
@@ -44,6 +45,7 @@ def simulate(
     start: datetime = DEFAULT_START,
     seed: int = 0,
     progress: bool | None = None,
+    storage: Storage | None = None,
 ) -> SimulationResult:
     """Bill ``customers`` on ``plans`` for ``months`` months of ``usage`` and return the invoices.
 
@@ -57,6 +59,8 @@ def simulate(
       ``events.ingest_bulk`` takes them, or generators (:class:`~billingkit.simulation.Poisson`).
     * ``seed``: fixes the generators' draws and the ids; ``progress``: a tqdm bar over the months
       (default: on from 5,000 customer-months when tqdm is installed).
+    * ``storage``: where the simulated system lives (default: a new in-memory store); a new
+      ``SqlStorage`` keeps the history in a database, e.g. to backtest it there later.
 
     Raises ``ValidationError`` for a bad catalogue, customer or event (naming the field, e.g.
     ``customers[3].plan``) and ``ConfigurationError`` when a DataFrame, generator or progress
@@ -65,7 +69,7 @@ def simulate(
     if not 1 <= months <= 240:
         raise ValidationError("months must be between 1 and 240", field="months")
     clock = TestClock(start)
-    billing = Billing(clock=clock, token_secret=f"simulation-{seed}")
+    billing = Billing(storage, clock, token_secret=f"simulation-{seed}")
     entropy = random.Random(seed)
     billing.ids = IdFactory(clock.now, entropy=entropy.randbytes)
     setup = billing.bootstrap(tenant_name="Simulation")
