@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import billingkit
-from bench.bench_simulate import METERS, MONTHLY, PLANS
+from bench.bench_simulate import METERS, PLANS
 from billingkit import SqlStorage
 from billingkit.simulation import Poisson, sample_customers
 
@@ -66,11 +66,11 @@ def main(argv: list[str]) -> None:
         )
         scope = result.scope
         meter = next(iter(result.meters))
+        fee, usage = (dict(price) for price in PLANS["basic"]["prices"])
         candidate: list[dict[str, Any]] = [
-            {**MONTHLY, "type": "FIXED", "billing_model": "FLAT_FEE", "invoice_cadence": "ADVANCE", "amount": "12"},
-            {**MONTHLY, "type": "USAGE", "invoice_cadence": "ARREAR", "billing_model": "FLAT_FEE",
-             "meter_id": meter, "amount": "0.008"},
-        ]  # fmt: skip
+            {**fee, "amount": "12"},
+            {**usage, "meter_id": meter, "amount": "0.008"},
+        ]
         expected = args.customers * args.months
 
         def same() -> int:
@@ -95,7 +95,8 @@ def main(argv: list[str]) -> None:
             verdict = "ok" if median < TARGET_S else "OVER TARGET"
             print(
                 f"backtest ({label}): {rows:,} customer-months in {median:.2f} s median of {args.repeats} "
-                f"(range {min(times):.2f}-{max(times):.2f}), {rows / median:,.0f}/s; target < {TARGET_S} s: {verdict}"
+                f"(range {min(times):.2f}-{max(times):.2f}), {rows / median:,.0f}/s; "
+                f"target < {TARGET_S} s: {verdict}"
             )
         summary = scope.backtest(candidate).summary()
         print(
@@ -106,4 +107,4 @@ def main(argv: list[str]) -> None:
             profile = cProfile.Profile()
             profile.runcall(scope.backtest, candidate)
             pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
-        result.billing.storage.close() if hasattr(result.billing.storage, "close") else None
+        result.billing.storage.close()
