@@ -48,6 +48,7 @@ class SimulationResult:
     plans: Mapping[str, Plan]
     meters: Mapping[str, Meter]
     plan_keys: Mapping[str, str]
+    meter_keys: Mapping[str, str]
     months: int
     start: datetime
     seed: int
@@ -58,6 +59,7 @@ class SimulationResult:
         billing: Billing,
         scope: Scoped,
         plan_ids: Mapping[str, str],
+        meter_ids: Mapping[str, str],
         *,
         months: int,
         start: datetime,
@@ -70,7 +72,8 @@ class SimulationResult:
             subs = list_where_in(uow.subscriptions, "plan_id", plans)
             customers = uow.customers.find_many({s.customer_id for s in subs})
             invoices = list_where_in(uow.invoices, "customer_id", [c.id for c in customers], status=None)
-            meters = uow.meters.find_many({ln.meter_id for s in subs for ln in s.line_items if ln.meter_id})
+            used = {ln.meter_id for s in subs for ln in s.line_items if ln.meter_id}
+            meters = uow.meters.find_many(used | set(meter_ids.values()))
             return plans, subs, customers, invoices, meters
 
         plans, subs, customers, invoices, meters = scope.read(read)
@@ -84,10 +87,19 @@ class SimulationResult:
             plans=plans,
             meters={m.id: m for m in meters},
             plan_keys={plan_id: key for key, plan_id in plan_ids.items()},
+            meter_keys={meter_id: key for key, meter_id in meter_ids.items()},
             months=months,
             start=start,
             seed=seed,
         )
+
+    def plan(self, key: str) -> Plan:
+        """The stored plan made for ``plans[key]``; ``KeyError`` for an unknown key."""
+        return self.plans[_id_of(self.plan_keys, key, "plan")]
+
+    def meter(self, key: str) -> Meter:
+        """The stored meter made for ``meters[key]``; ``KeyError`` for an unknown key."""
+        return self.meters[_id_of(self.meter_keys, key, "meter")]
 
     @property
     def finalized(self) -> tuple[Invoice, ...]:
@@ -168,3 +180,10 @@ class SimulationResult:
             f"<SimulationResult {len(self.customers)} customers x {self.months} months, "
             f"{len(self.invoices)} invoices, {totals}, seed {self.seed}>"
         )
+
+
+def _id_of(keys: Mapping[str, str], key: str, what: str) -> str:
+    found = next((stored for stored, given in keys.items() if given == key), None)
+    if found is None:
+        raise KeyError(f"no {what} {key!r} in this simulation (it has {', '.join(sorted(keys.values()))})")
+    return found

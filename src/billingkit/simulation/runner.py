@@ -90,7 +90,9 @@ def simulate(
             scope.events.ingest_bulk(batch[i : i + billing.max_bulk_events])
         clock.set(end + timedelta(minutes=1))
         billing.run_due()
-    return SimulationResult.collect(billing, scope, plan_ids, months=months, start=start, seed=seed)
+    return SimulationResult.collect(
+        billing, scope, plan_ids, meter_ids, months=months, start=start, seed=seed
+    )
 
 
 def sample_customers(
