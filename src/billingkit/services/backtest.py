@@ -24,7 +24,7 @@ one grouped statement per meter), so 10,000 customer-months take a few seconds o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
 from billingkit.domain.catalog import Meter, Plan, Price, PriceEntityType
+from billingkit.domain.customers import Customer
 from billingkit.domain.input_rules import validate_naming_items
 from billingkit.domain.invoices import BillingReason, InvoiceStatus
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import InvoiceCadence, Period
 from billingkit.domain.queries import Filter, Op
-from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
+from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.validation import InputModel, UtcDatetime
 from billingkit.errors import ValidationError
 from billingkit.ports import UnitOfWork
@@ -47,7 +48,7 @@ from billingkit.services.invoicing import Charge, compute_invoices, load_snapsho
 from billingkit.services.owned_prices import prepare_price, prices_of
 from billingkit.services.prices import PriceInput
 from billingkit.services.records import get_live, list_where_in
-from billingkit.services.subscription_setup import line_for_price, matching_prices
+from billingkit.services.subscription_setup import matching_prices, plan_line_items
 
 if TYPE_CHECKING:
     import pandas
@@ -178,16 +179,20 @@ def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Back
     candidate_plan, candidate_prices = _candidate(uow, ctx, request)
     subs = _subscriptions(uow, request)
     ends = {sub.id: _completed_until(sub, ctx.now) for sub in subs}
+    chosen_subs = [(sub, periods) for sub in subs if (periods := _periods(sub, ends[sub.id], request))]
+    owners: dict[str, Plan] = {}
+    if candidate_plan is None:  # bare prices stand in for each subscription's own plan
+        owners = {p.id: p for p in uow.plans.find_many({sub.plan_id for sub, _ in chosen_subs})}
     meters = {m.id: m for m in uow.meters.find_many({p.meter_id for p in candidate_prices if p.meter_id})}
-    plan_id = candidate_plan.id if candidate_plan is not None else None
+    customers = {c.id: c for c in uow.customers.find_many({sub.customer_id for sub, _ in chosen_subs})}
     swapped: list[Subscription] = []
     chosen: list[tuple[Subscription, list[Period]]] = []
     subscribed = {sub.id: sub.plan_id for sub in subs}
-    for sub in subs:
-        periods = _periods(sub, ends[sub.id], request)
-        if not periods:
-            continue
-        twin = _with_candidate(ctx, sub, candidate_prices, meters, plan_id, candidate_plan)
+    for sub, periods in chosen_subs:
+        plan = candidate_plan or owners.get(sub.plan_id)
+        if plan is None:
+            raise ValidationError(f"plan {sub.plan_id} of subscription {sub.id} is missing", field="plan_id")
+        twin = _with_candidate(uow, ctx, sub, plan, candidate_prices, meters, customers[sub.customer_id])
         swapped.append(twin)
         chosen.append((twin, periods))
     if not chosen:
@@ -276,47 +281,36 @@ def _periods(sub: Subscription, until: datetime, request: BacktestRequest) -> li
 
 
 def _with_candidate(
+    uow: UnitOfWork,
     ctx: Context,
     sub: Subscription,
+    plan: Plan,
     prices: Sequence[Price],
-    meters: dict[str, Meter],
-    plan_id: str | None,
-    plan: Plan | None,
+    meters: Mapping[str, Meter],
+    customer: Customer,
 ) -> Subscription:
-    """``sub`` with its plan lines replaced by lines of the candidate prices that match its
-    currency and billing period (and, for a candidate plan, subscribed to that plan)."""
+    """``sub`` subscribed to ``plan`` at ``prices``: its plan lines replaced by the lines
+    subscription creation makes (:func:`plan_line_items`) of the prices that match its currency
+    and billing period; its add-on lines stay."""
     matching = matching_prices(
         prices,
-        plan_id or "candidate",
+        plan.id,
         currency=sub.currency,
         billing_period=sub.billing_period,
         billing_period_count=sub.billing_period_count,
         start=sub.start_date,
     )
-    owner = plan_id or sub.plan_id
-    name = plan.name if plan is not None else _plan_name(sub)
-    lines: list[SubscriptionLineItem] = [line for line in sub.line_items if line.entity_type != "plan"]
-    for price in matching:
-        start = max(sub.start_date, price.start_date) if price.start_date else sub.start_date
-        end = (
-            price.end_date
-            if sub.end_date is None or price.end_date is None
-            else min(price.end_date, sub.end_date)
-        )
-        lines.append(
-            line_for_price(
-                ctx,
-                price,
-                meters.get(price.meter_id or ""),
-                subscription_id=sub.id,
-                customer_id=sub.customer_id,
-                entity_type="plan",
-                entity_id=owner,
-                owner_name=name,
-                start=start,
-                end=end if end is not None else sub.end_date,
-            )
-        )
+    made = plan_line_items(
+        uow,
+        ctx,
+        sub_id=sub.id,
+        customer=customer,
+        plan=plan,
+        prices=matching,
+        start=sub.start_date,
+        meters=meters,
+    )
+    kept = [line for line in sub.line_items if line.entity_type != "plan"]
     # Each period is assembled as one closing charge (``period_end``, no next period): an ADVANCE
     # line is charged there as ARREAR, for the same window and with the same proration, so the
     # core prices it as the billing run did on the invoice before (half the assemblies).
@@ -324,13 +318,9 @@ def _with_candidate(
         line.model_copy(update={"invoice_cadence": InvoiceCadence.ARREAR})
         if line.invoice_cadence is InvoiceCadence.ADVANCE
         else line
-        for line in lines
+        for line in (*kept, *made)
     ]
-    return sub.model_copy(update={"plan_id": owner, "line_items": tuple(in_arrear)})
-
-
-def _plan_name(sub: Subscription) -> str:
-    return next((li.plan_display_name for li in sub.line_items if li.plan_display_name), "") or ""
+    return sub.model_copy(update={"plan_id": plan.id, "line_items": tuple(in_arrear)})
 
 
 def _billed(
