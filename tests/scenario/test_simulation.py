@@ -3,6 +3,7 @@ that are the invoices' totals, frames, plots and a progress bar (the ``notebook`
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -227,3 +228,14 @@ def test_bad_input_is_refused_naming_the_field() -> None:
     with pytest.raises(ValidationError) as rate:
         Poisson("api.request", per_day=-1)
     assert rate.value.field == "per_day"
+
+
+def test_importing_billingkit_loads_none_of_the_notebook_libraries() -> None:
+    code = (
+        "import sys, billingkit, billingkit.simulation\n"
+        "loaded = sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'tqdm') if m in sys.modules)\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
