@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from billingkit import Billing, NotFound, PlanDetail, Scoped, TestClock, ValidationError
+from billingkit import (
+    Actor,
+    Billing,
+    NotFound,
+    PermissionDenied,
+    PlanDetail,
+    Role,
+    Scoped,
+    TestClock,
+    ValidationError,
+)
 from billingkit.domain.customers import Customer
 
 MONTHLY = {"currency": "usd", "billing_period": "MONTHLY"}
@@ -204,3 +214,15 @@ def test_bad_candidates_are_refused(world: World) -> None:
     assert empty.value.field == "prices"
     with pytest.raises(NotFound):
         world.s.backtest("plan_missing")
+
+
+def test_an_actor_that_may_not_read_invoices_may_not_backtest(world: World) -> None:
+    events_only = world.billing.scope(
+        world.s.tenant_id, world.s.environment_id, actor=Actor("reader", (Role.EVENT_READER,))
+    )
+    with pytest.raises(PermissionDenied):
+        events_only.backtest(world.plan.id)
+    reader = world.billing.scope(
+        world.s.tenant_id, world.s.environment_id, actor=Actor("r", (Role.ALL_READER,))
+    )
+    assert len(reader.backtest(world.plan.id).rows) == 9

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Self
 
 from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
+from billingkit.domain.access import Action
 from billingkit.domain.catalog import Meter, Plan, Price, PriceEntityType
 from billingkit.domain.customers import Customer
 from billingkit.domain.input_rules import validate_naming_items
@@ -170,10 +171,13 @@ def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Back
     """Re-price the completed periods of the selected subscriptions under the candidate (see the
     module docstring). Writes nothing.
 
-    Raises ``ValidationError`` when neither or both of ``plan_id`` and ``prices`` are given, when
+    Raises ``PermissionDenied`` unless the actor may read subscriptions, invoices and events;
+    ``ValidationError`` when neither or both of ``plan_id`` and ``prices`` are given, when
     a candidate price is invalid (field ``prices[i].<field>``), or when the candidate has no
     prices in a subscription's currency and billing period; ``NotFound`` for an unknown plan.
     """
+    for entity in ("subscription", "invoice", "event"):  # what it reads, beside the catalogue
+        ctx.require(entity, Action.READ)
     if (request.plan_id is None) == (request.prices is None):
         raise ValidationError("give the candidate as plan_id or as prices, not both", field="plan_id")
     candidate_plan, candidate_prices = _candidate(uow, ctx, request)
