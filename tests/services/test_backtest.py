@@ -226,3 +226,16 @@ def test_an_actor_that_may_not_read_invoices_may_not_backtest(world: World) -> N
         world.s.tenant_id, world.s.environment_id, actor=Actor("r", (Role.ALL_READER,))
     )
     assert len(reader.backtest(world.plan.id).rows) == 9
+
+
+def test_a_period_cut_short_by_a_cancellation_is_left_out(world: World) -> None:
+    low = world.customers["c-low"]
+    (sub,) = world.s.subscriptions.list(customer_id=low.id).items
+    world.clock.advance(days=10)
+    world.s.subscriptions.cancel(
+        sub.id, cancellation_type="immediate", proration_behavior="create_prorations"
+    )
+    result = world.s.backtest(world.plan, customers=[low])
+    # May, June and July were whole periods; August ended on the 11th with the cancellation.
+    assert [r.period_start.month for r in result.rows] == [5, 6, 7]
+    assert {r.difference for r in result.rows} == {Decimal("0.00")}

@@ -35,7 +35,7 @@ from pydantic import Field, ModelWrapValidatorHandler, model_validator
 from billingkit.domain.access import Action
 from billingkit.domain.catalog import Meter, Plan, Price, PriceEntityType
 from billingkit.domain.customers import Customer
-from billingkit.domain.input_rules import validate_naming_items
+from billingkit.domain.input_rules import prefixed, validate_naming_items
 from billingkit.domain.invoices import BillingReason, InvoiceStatus
 from billingkit.domain.money import ZERO
 from billingkit.domain.periods import InvoiceCadence, Period
@@ -179,7 +179,7 @@ def backtest(uow: UnitOfWork, ctx: Context, *, request: BacktestRequest) -> Back
     for entity in ("subscription", "invoice", "event"):  # what it reads, beside the catalogue
         ctx.require(entity, Action.READ)
     if (request.plan_id is None) == (request.prices is None):
-        raise ValidationError("give the candidate as plan_id or as prices, not both", field="plan_id")
+        raise ValidationError("give the candidate as plan_id or as prices (one of them)", field="plan_id")
     candidate_plan, candidate_prices = _candidate(uow, ctx, request)
     subs = _subscriptions(uow, request)
     ends = {sub.id: _completed_until(sub, ctx.now) for sub in subs}
@@ -246,8 +246,7 @@ def _candidate(uow: UnitOfWork, ctx: Context, request: BacktestRequest) -> tuple
                 prepare_price(uow, ctx, data, entity_type=PriceEntityType.PLAN, entity_id="plan_candidate")
             )
         except ValidationError as exc:
-            field = f"prices[{i}].{exc.field}" if exc.field else f"prices[{i}]"
-            raise ValidationError(exc.message, field=field) from None
+            raise prefixed(exc, f"prices[{i}].") from None
     if not prices:
         raise ValidationError("the candidate needs at least one price", field="prices")
     return None, prices
@@ -272,10 +271,15 @@ def _completed_until(sub: Subscription, now: datetime) -> datetime:
 
 
 def _periods(sub: Subscription, until: datetime, request: BacktestRequest) -> list[Period]:
+    """``sub``'s completed periods in the request's range. A period cut short by the end of a
+    cancelled subscription is left out: billing charged it through the cancellation's proration
+    and credit note, which a period's charges do not reproduce."""
+    schedule = sub.schedule()
     periods = [
         p
-        for p in sub.schedule().periods(sub.start_date, until, end_date=sub.end_date)
+        for p in schedule.periods(sub.start_date, until, end_date=sub.end_date)
         if p.end <= until
+        and (sub.end_date is None or p.end < sub.end_date or schedule.period_containing(p.start).end == p.end)
         and (request.since is None or p.start >= request.since)
         and (request.until is None or p.end <= request.until)
     ]
