@@ -125,8 +125,10 @@ from billingkit.facade import Billing, Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.facade.worker import Worker
 from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
+from billingkit.services.backtest import Backtest
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.settings import Settings
+from billingkit.simulation import SimulationResult, simulate
 from billingkit.storage.memory import MemoryStorage
 
 __all__ = [
@@ -139,6 +141,7 @@ __all__ = [
     "AlertCondition",
     "AlreadyExists",
     "ApiKey",
+    "Backtest",
     "Billing",
     "BillingCadence",
     "BillingCycle",
@@ -218,6 +221,7 @@ __all__ = [
     "SandboxPaymentProvider",
     "Scoped",
     "Settings",
+    "SimulationResult",
     "Sort",
     "SqlStorage",
     "Status",
@@ -249,6 +253,7 @@ __all__ = [
     "WalletTransaction",
     "WalletType",
     "Worker",
+    "simulate",
 ]
 
 __version__ = "0.1.0"

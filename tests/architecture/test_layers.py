@@ -130,6 +130,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "AlertCondition",
         "AlreadyExists",
         "ApiKey",
+        "Backtest",
         "Billing",
         "BillingCadence",
         "BillingCycle",
@@ -209,6 +210,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "SandboxPaymentProvider",
         "Scoped",
         "Settings",
+        "SimulationResult",
         "Sort",
         "SqlStorage",
         "Status",
@@ -240,6 +242,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "WalletTransaction",
         "WalletType",
         "Worker",
+        "simulate",
     ]
     for name in billingkit.__all__:
         assert getattr(billingkit, name) is not None

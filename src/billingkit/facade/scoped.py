@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
+from billingkit.domain.catalog import Plan
+from billingkit.domain.customers import Customer
+from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
 from billingkit.facade import areas, catalog, metering
 from billingkit.ports import UnitOfWork
+from billingkit.services import backtest as backtests
 
 if TYPE_CHECKING:
     from billingkit.facade.billing import Billing
@@ -87,5 +92,48 @@ class Scoped:
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
 
+    def backtest(
+        self,
+        candidate: str | Plan | Sequence[Mapping[str, Any]],
+        *,
+        customers: Sequence[str | Customer] | None = None,
+        periods: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        subscribed_plan_id: str | None = None,
+    ) -> backtests.Backtest:
+        """Re-price the usage already stored for completed billing periods under ``candidate``
+        (a stored plan, its id, or a list of price requests as ``plans.create(prices=...)`` takes)
+        and compare with what was billed; writes nothing.
+
+        ``customers`` (ids or :class:`Customer` objects; default every subscribed customer),
+        ``subscribed_plan_id`` (only subscriptions to that plan), ``since``/``until`` (periods
+        inside that range) and ``periods`` (the last N of each subscription) choose what is
+        re-priced. Returns a :class:`~billingkit.services.backtest.Backtest`: one row per
+        customer-period with ``billed``, ``candidate`` and ``difference`` (exact ``Decimal``),
+        ``.summary()`` and ``.to_pandas()``. Raises ``ValidationError`` (a bad candidate price,
+        a candidate without prices in a subscription's currency and period), ``NotFound``
+        (unknown plan).
+        """
+        fields: dict[str, Any] = {
+            "customer_ids": None if customers is None else [_customer_id(c) for c in customers],
+            "periods": periods,
+            "since": since,
+            "until": until,
+            "subscribed_plan_id": subscribed_plan_id,
+        }
+        if isinstance(candidate, str):
+            fields["plan_id"] = candidate
+        elif isinstance(candidate, Plan):
+            fields["plan_id"] = candidate.id
+        else:
+            fields["prices"] = list(candidate)
+        request = parse_input(backtests.BacktestRequest, fields)
+        return self.read(backtests.backtest, request=request)
+
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"
+
+
+def _customer_id(customer: str | Customer) -> str:
+    return customer if isinstance(customer, str) else customer.id

@@ -7,7 +7,7 @@ where a subscription stands live in :mod:`billingkit.domain.subscription_lifecyc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -138,12 +138,17 @@ def plan_line_items(
     sub_id: str,
     customer: Customer,
     plan: Plan,
-    prices: list[Price],
+    prices: Sequence[Price],
     start: datetime,
+    meters: Mapping[str, Meter] | None = None,
 ) -> tuple[SubscriptionLineItem, ...]:
     """One line per plan price (:func:`line_for_price`), starting with the subscription or when
-    the price starts, whichever is later."""
-    meters = {m.id: m for m in (uow.meters.find(p.meter_id) for p in prices if p.meter_id) if m is not None}
+    the price starts, whichever is later. ``meters`` (by id) saves reading the prices' meters
+    when the caller has them (a batch of subscriptions)."""
+    if meters is None:
+        meters = {
+            m.id: m for m in (uow.meters.find(p.meter_id) for p in prices if p.meter_id) if m is not None
+        }
     return tuple(
         line_for_price(
             ctx,

@@ -9,7 +9,7 @@ contract suite holds both to :func:`matches` as the reference.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any
 
@@ -18,7 +18,7 @@ from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
 from billingkit.errors import ValidationError
 
-__all__ = ["changed_fields", "check_fields", "field_value", "matches", "plain_value"]
+__all__ = ["changed_fields", "check_fields", "field_value", "matcher", "matches", "plain_value"]
 
 
 def plain_value(value: Any) -> Any:
@@ -48,6 +48,17 @@ def changed_fields(before: Record, after: Record) -> list[str]:
     """The model fields whose values differ between two versions of one resource."""
     old = before.__dict__  # a model's fields live in its __dict__: no attribute lookups
     return [name for name, value in after.__dict__.items() if old[name] != value]
+
+
+def matcher(flt: Filter) -> Callable[[Record], bool]:
+    """:func:`matches` for one filter applied to many items: an ``in`` list becomes a set once,
+    not once per item (500 ids against 13,000 invoices was 6.5 million set insertions)."""
+    if flt.op in (Op.IN, Op.NOT_IN):
+        options = frozenset(plain_value(v) for v in flt.value)
+        wanted = flt.op is Op.IN
+        name = flt.field
+        return lambda item: (plain_value(field_value(item, name)) in options) == wanted
+    return lambda item: matches(item, flt)
 
 
 def matches(item: Record, flt: Filter) -> bool:

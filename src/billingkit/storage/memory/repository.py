@@ -10,7 +10,7 @@ from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Record, Status
 from billingkit.errors import AlreadyExists, NotFound, ValidationError, VersionConflict
 from billingkit.storage.kinds import Kind, Level
-from billingkit.storage.records import changed_fields, check_fields, field_value, matches, plain_value
+from billingkit.storage.records import changed_fields, check_fields, field_value, matcher, plain_value
 
 T = TypeVar("T", bound=Record)
 Row = dict[str, Record]
@@ -186,11 +186,11 @@ class MemoryRepository(Generic[T]):
     def list(self, query: ListQuery) -> Page[T]:
         check_fields(self._kind, (f.field for f in query.filters), field="filters")
         check_fields(self._kind, (s.field for s in query.sort), field="sort")
+        tests = [matcher(f) for f in query.filters]
         selected = [
             item
             for item in self._scoped()
-            if (query.status is None or item.status == query.status)
-            and all(matches(item, f) for f in query.filters)
+            if (query.status is None or item.status == query.status) and all(test(item) for test in tests)
         ]
         direction = query.sort[0].descending if query.sort else True
         selected.sort(key=lambda item: item.id, reverse=direction)  # tie-breaker
