@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from billingkit.display.extras import NOTEBOOK_INSTALL, notebook_module
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.queries import Page
 from billingkit.domain.usage_results import UsageResult
-from billingkit.errors import ConfigurationError, ValidationError
+from billingkit.errors import ValidationError
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 #: How to install what frames need.
-NOTEBOOK_EXTRA = "pip install 'billingkit[notebook]'"
+NOTEBOOK_EXTRA = NOTEBOOK_INSTALL
 
 INVOICE_MONEY = (
     "subtotal",
@@ -124,15 +125,7 @@ Customers = CustomerScope | Mapping[str, Customer] | Iterable[Customer] | None
 
 def pandas() -> ModuleType:
     """The pandas module; ``ConfigurationError`` naming the ``notebook`` extra when missing."""
-    try:
-        import pandas
-    except ModuleNotFoundError as exc:
-        if (exc.name or "pandas").split(".")[0] == "pandas":
-            raise ConfigurationError(
-                f"DataFrames need pandas, which is not installed: {NOTEBOOK_EXTRA}"
-            ) from exc
-        raise
-    return pandas
+    return notebook_module("pandas", "DataFrames")
 
 
 def _check_money(money: str) -> None:

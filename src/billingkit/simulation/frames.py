@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from billingkit.display.extras import notebook_module
 from billingkit.domain.invoices import InvoiceStatus
 from billingkit.errors import ValidationError
-from billingkit.simulation.extras import notebook_module
 
 if TYPE_CHECKING:
     import pandas

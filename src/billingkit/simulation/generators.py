@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from billingkit.display.extras import notebook_module
 from billingkit.errors import ValidationError
-from billingkit.simulation.extras import notebook_module
 
 __all__ = ["Poisson", "Steady", "UsageGenerator"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from billingkit.display.extras import notebook_module
 from billingkit.domain.catalog import PriceType
-from billingkit.simulation.extras import notebook_module
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from dateutil.relativedelta import relativedelta
 
 from billingkit.clock import TestClock
+from billingkit.display.extras import notebook_module
 from billingkit.domain.ids import IdFactory
 from billingkit.errors import ConfigurationError, ValidationError
 from billingkit.facade import Billing, Scoped
 from billingkit.ports import Storage
-from billingkit.simulation.extras import notebook_module
 from billingkit.simulation.generators import UsageGenerator
 from billingkit.simulation.results import SimulationResult
 
