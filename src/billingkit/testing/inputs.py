@@ -50,7 +50,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATIONS",
+    "FILTER_KEY",
+    "FILTER_MISS",
+    "FILTER_VALUES",
     "PRICE_SHAPES",
+    "VALUE_FIELD",
     "Catalogue",
     "CreatedCatalogue",
     "catalogues",
@@ -81,6 +85,8 @@ VALUE_FIELD = "value"
 #: The property a drawn meter filter looks at, and the values it lets through.
 FILTER_KEY = "region"
 FILTER_VALUES = ("eu", "us", "apac")
+#: The value an event's :data:`FILTER_KEY` has when it is drawn to miss its meter's filter.
+FILTER_MISS = "elsewhere"
 _COUNTRIES = ("US", "GB", "DE", "IN", "JP", "FR", "BR", "AU")
 _TIME_ZONES = ("UTC", "Europe/London", "America/New_York", "Asia/Kolkata", "Australia/Sydney")
 _PLACEHOLDER = "meter-placeholder-{}"
@@ -389,7 +395,8 @@ def usage_event_requests(
     """Event streams for ``meters`` as ``scoped.events.ingest_bulk`` takes them: each event has
     one meter's event name, a customer from ``external_customer_ids``, a timestamp in
     ``[start, end)``, a numeric (or, for COUNT_UNIQUE, text) :data:`VALUE_FIELD` and, for a
-    filtered meter, a :data:`FILTER_KEY` value that usually passes; ids are unique
+    filtered meter, a :data:`FILTER_KEY` value that usually passes (else :data:`FILTER_MISS`:
+    stored, and reported as matching no meter); ids are unique
     (``<id_prefix>-<n>``). Sorted by timestamp."""
     if not meters or not external_customer_ids:
         raise ValueError("give at least one meter and one external customer id")
@@ -405,7 +412,7 @@ def usage_event_requests(
             properties: dict[str, Any] = {VALUE_FIELD: _property_value(draw, meter)}
             for meter_filter in meter.filters:
                 passing = draw(st.integers(0, 9)) < 9
-                values = list(meter_filter.values) if passing else ["elsewhere"]
+                values = list(meter_filter.values) if passing else [FILTER_MISS]
                 properties[meter_filter.key] = draw(st.sampled_from(values))
             offset = draw(st.integers(min_value=0, max_value=span - 1))
             events.append(

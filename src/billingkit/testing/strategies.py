@@ -47,7 +47,11 @@ from billingkit.domain.pricing import (
 from billingkit.domain.usage import MeterSpec, UsageEvent
 from billingkit.testing.inputs import (
     AGGREGATIONS,
+    FILTER_KEY,
+    FILTER_MISS,
+    FILTER_VALUES,
     PRICE_SHAPES,
+    VALUE_FIELD,
     Catalogue,
     CreatedCatalogue,
     catalogues,
@@ -63,9 +67,13 @@ from billingkit.testing.inputs import (
 __all__ = [
     "AGGREGATIONS",
     "CURRENCIES",
+    "FILTER_KEY",
+    "FILTER_MISS",
+    "FILTER_VALUES",
     "PRICE_SHAPES",
     "RECURRING_PERIODS",
     "TIME_ZONES",
+    "VALUE_FIELD",
     "Catalogue",
     "CreatedCatalogue",
     "billing_periods",
