@@ -80,7 +80,9 @@ def test_usage_streams_count_on_their_meter(meter: MeterCreate, data: st.DataObj
     created = scope.meters.create(meter)
     scope.customers.create(external_id="c-1", name="Ada")
     start, end = billing.clock.now() - timedelta(days=30), billing.clock.now()
-    events = data.draw(bks.usage_event_requests([created], external_customer_ids=["c-1"], start=start, end=end))
+    events = data.draw(
+        bks.usage_event_requests([created], external_customer_ids=["c-1"], start=start, end=end)
+    )
     result = scope.events.ingest_bulk(events)
     assert list(result.accepted_ids) == [event["event_id"] for event in events]
     for event in events:

@@ -14,7 +14,7 @@ pytest_plugins = ["pytester"]
 PLUGIN = "billingkit.testing.pytest_plugin"
 ROOT = Path(__file__).resolve().parents[2]
 
-USER_TESTS = '''
+USER_TESTS = """
 from datetime import UTC, datetime, timedelta
 
 from billingkit import Billing, Scoped, SubscriptionStatus, TestClock
@@ -45,7 +45,7 @@ def test_a_month_is_billed(billing, test_clock, billing_scope):
 
 def test_each_test_starts_empty(billing_scope):
     assert billing_scope.customers.search().total == 0
-'''
+"""
 
 
 @pytest.fixture(autouse=True)

@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 try:
     from hypothesis import strategies as st
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("billingkit.testing.inputs needs hypothesis: pip install 'billingkit[testing]'") from exc
+    raise ImportError(
+        "billingkit.testing.inputs needs hypothesis: pip install 'billingkit[testing]'"
+    ) from exc
 
 from billingkit.domain.catalog import Meter, PlanDetail, PriceType
 from billingkit.domain.money import currency_precision

@@ -36,13 +36,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
-try:
-    from hypothesis import strategies as st
-    from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "billingkit.testing.lifecycle needs hypothesis: pip install 'billingkit[testing]'"
-    ) from exc
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from billingkit.clock import TestClock
 from billingkit.domain.catalog import PriceType
@@ -121,11 +116,15 @@ class SubscriptionLifecycle(RuleBasedStateMachine):
         assert discounts == invoice.total_discount, f"{label}: total_discount"
         credits = sum((line.prepaid_credits_applied for line in lines), ZERO)
         assert credits == invoice.total_prepaid_credits_applied, f"{label}: total_prepaid_credits_applied"
-        assert sum((tax.tax_amount for tax in invoice.taxes), ZERO) == invoice.total_tax, f"{label}: total_tax"
+        assert sum((tax.tax_amount for tax in invoice.taxes), ZERO) == invoice.total_tax, (
+            f"{label}: total_tax"
+        )
         total = max(ZERO, invoice.subtotal - invoice.total_discount + invoice.total_tax - credits)
         assert invoice.total == total, f"{label}: total {invoice.total} != {total}"
         assert invoice.amount_due == invoice.total, f"{label}: amount_due"
-        assert invoice.amount_remaining == invoice.amount_due - invoice.amount_paid, f"{label}: amount_remaining"
+        assert invoice.amount_remaining == invoice.amount_due - invoice.amount_paid, (
+            f"{label}: amount_remaining"
+        )
 
     # -- steps ------------------------------------------------------------------------------
     @initialize(data=st.data())
@@ -236,7 +235,9 @@ class SubscriptionLifecycle(RuleBasedStateMachine):
         if sub.subscription_status is SubscriptionStatus.CANCELLED or sub.cancel_at is not None:
             return
         if not at_once and sub.subscription_status is SubscriptionStatus.PAUSED:
-            self._refused(sub, lambda: self.scope.subscriptions.cancel(sub_id, cancellation_type="end_of_period"))
+            self._refused(
+                sub, lambda: self.scope.subscriptions.cancel(sub_id, cancellation_type="end_of_period")
+            )
             return
         kind = "immediate" if at_once else "end_of_period"
         result = self.scope.subscriptions.cancel(sub_id, cancellation_type=kind)
@@ -277,7 +278,12 @@ class SubscriptionLifecycle(RuleBasedStateMachine):
                 if line.subscription_line_item_id is not None
             ]
             keys: list[ChargeKey] = [
-                (line.subscription_line_item_id, str(line.invoice_cadence), line.period_start, line.period_end)
+                (
+                    line.subscription_line_item_id,
+                    str(line.invoice_cadence),
+                    line.period_start,
+                    line.period_end,
+                )
                 for line in lines
                 if line.amount >= 0 and line.subscription_line_item_id is not None
             ]
@@ -295,7 +301,11 @@ class SubscriptionLifecycle(RuleBasedStateMachine):
         now = self.clock.now()
         for sub in self._subscriptions():
             status = sub.subscription_status
-            assert status in (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED, SubscriptionStatus.CANCELLED)
+            assert status in (
+                SubscriptionStatus.ACTIVE,
+                SubscriptionStatus.PAUSED,
+                SubscriptionStatus.CANCELLED,
+            )
             assert sub.current_period_start < sub.current_period_end
             if status is SubscriptionStatus.CANCELLED:
                 assert sub.id in self.cancelled, f"{sub.id} was cancelled by no step"

@@ -34,7 +34,9 @@ def sandbox_billing(start: datetime = DEFAULT_START, *, clock: TestClock | None 
     return Billing(MemoryStorage(), clock or TestClock(start), token_secret=b"billingkit-sandbox")
 
 
-def sandbox_scope(billing: Billing, *, actor: Actor | None = None, tenant_name: str = "Test tenant") -> Scoped:
+def sandbox_scope(
+    billing: Billing, *, actor: Actor | None = None, tenant_name: str = "Test tenant"
+) -> Scoped:
     """A new tenant with one ``test`` (development) environment in ``billing``, seen by ``actor``
     (default: the host itself, every permission). Cheaper than ``billing.bootstrap()``: no owner
     account, no password hash, no API keys."""
