@@ -130,3 +130,14 @@ def test_without_the_plugin_the_fixtures_are_missing(pytester: pytest.Pytester) 
     result = pytester.runpytest_subprocess("-p", f"no:{PLUGIN}", "-p", "no:randomly")
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(["*fixture 'billing*' not found*"])
+
+
+def test_in_this_suite_the_plugin_builds_on_conftests_billing(
+    billing, billing_scope, test_clock, clock
+) -> None:  # type: ignore[no-untyped-def]
+    """tests/conftest.py's billing (memory, SQLite, PostgreSQL) overrides the plugin's, and its
+    test_clock is conftest's clock: the plugin's billing_scope runs on every store."""
+    assert billing_scope.billing is billing
+    assert test_clock is clock is billing.clock
+    customer = billing_scope.customers.create(external_id="c-1", name="Ada")
+    assert billing_scope.customers.get(customer.id).created_at == clock.now()
