@@ -105,6 +105,12 @@ def clock():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def test_clock(clock):  # type: ignore[no-untyped-def]
+    """The plugin's name for ``clock`` (billingkit.testing.pytest_plugin): one clock either way."""
+    return clock
+
+
+@pytest.fixture
 def billing(storage, clock):  # type: ignore[no-untyped-def]
     from billingkit import Billing
 

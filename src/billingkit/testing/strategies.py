@@ -1,5 +1,10 @@
 """Hypothesis strategies for billingkit values, for your own property-based tests.
 
+Two families live here: requests the main API takes (:func:`catalogues`, :func:`plan_requests`,
+:func:`customer_requests`, :func:`subscription_requests`, :func:`usage_event_requests`... from
+:mod:`billingkit.testing.inputs`, see docs/testing.md), and the values of the pricing and period
+core below (:func:`price_specs`, :func:`billing_schedules`, :func:`usage_event_streams`...).
+
 Every strategy returns valid values only and shrinks toward simple ones (USD, small amounts, one
 tier, UTC, monthly). Bounds are keyword-only. Requires the ``testing`` extra
 (``pip install 'billingkit[testing]'``); this module is not imported by ``billingkit.testing``.
@@ -40,20 +45,54 @@ from billingkit.domain.pricing import (
     TransformQuantity,
 )
 from billingkit.domain.usage import MeterSpec, UsageEvent
+from billingkit.testing.inputs import (
+    AGGREGATIONS,
+    FILTER_KEY,
+    FILTER_MISS,
+    FILTER_VALUES,
+    PRICE_SHAPES,
+    VALUE_FIELD,
+    Catalogue,
+    CreatedCatalogue,
+    catalogues,
+    customer_requests,
+    meter_requests,
+    names,
+    plan_requests,
+    price_requests,
+    subscription_requests,
+    usage_event_requests,
+)
 
 __all__ = [
+    "AGGREGATIONS",
     "CURRENCIES",
+    "FILTER_KEY",
+    "FILTER_MISS",
+    "FILTER_VALUES",
+    "PRICE_SHAPES",
     "RECURRING_PERIODS",
     "TIME_ZONES",
+    "VALUE_FIELD",
+    "Catalogue",
+    "CreatedCatalogue",
     "billing_periods",
     "billing_schedules",
+    "catalogues",
     "currencies",
+    "customer_requests",
     "instants",
+    "meter_requests",
     "money_amounts",
+    "names",
+    "plan_requests",
+    "price_requests",
     "price_specs",
     "quantities",
+    "subscription_requests",
     "tiers",
     "unit_amounts",
+    "usage_event_requests",
     "usage_event_streams",
 ]
 
