@@ -346,8 +346,9 @@ def render(examples: dict[str, dict[str, Any]]) -> str:
             out += json.dumps(examples[declared.name], indent=2, sort_keys=False).splitlines()
             out += ["```", ""]
         else:
-            owner = PENDING.get(declared.name, "no part yet")
-            out += [f"Emitted by: {owner}; no example yet.", ""]
+            owner = OPERATIONS.get(declared.name) or PENDING.get(declared.name, "no part yet")
+            builder = f"builder `{declared.build.__name__}`" if declared.build else "no builder yet"
+            out += [f"Emitted by: {owner}; {builder}; no example yet.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
