@@ -9,6 +9,8 @@ field by field. Storage is covered elsewhere: the memory store is enough.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,176 +18,36 @@ import pytest
 from billingkit.domain.event_types import EVENT_TYPES
 from tests.event_kinds import OPERATIONS, PENDING, START, tell
 
-# The reference's webhookDto field lists (flexprice OpenAPI), and the spec's table.
-SUBSCRIPTION = {
-    "id",
-    "lookup_key",
-    "plan_id",
-    "customer_id",
-    "customer",
-    "parent_subscription_id",
-    "subscription_status",
-    "subscription_type",
-    "pause_status",
-    "billing_cadence",
-    "billing_period",
-    "billing_period_count",
-    "currency",
-    "start_date",
-    "end_date",
-    "current_period_start",
-    "current_period_end",
-    "cancel_at",
-    "cancel_at_period_end",
-    "cancelled_at",
-    "trial_start",
-    "trial_end",
-    "metadata",
-}
-EMBEDDED_CUSTOMER = {
-    "id",
-    "external_id",
-    "name",
-    "email",
-    "timezone",
-    "metadata",
-    *(f"address_{p}" for p in ("line1", "line2", "city", "state", "postal_code", "country")),
-}
-PHASE = {"id", "subscription_id", "start_date", "end_date"}
-CUSTOMER = EMBEDDED_CUSTOMER | {"environment_id"}
-FEATURE = {
-    "id",
-    "name",
-    "description",
-    "group_id",
-    "lookup_key",
-    "metadata",
-    "meter_id",
-    "type",
-    "unit_plural",
-}
-ENTITLEMENT = {
-    "id",
-    "entity_id",
-    "entity_type",
-    "feature_id",
-    "feature_type",
-    "is_enabled",
-    "is_soft_limit",
-    "static_value",
-    "usage_limit",
-    "usage_reset_period",
-}
-WALLET = {
-    "id",
-    "name",
-    "customer_id",
-    "currency",
-    "wallet_type",
-    "wallet_status",
-    "conversion_rate",
-    "balance",
-    "credit_balance",
-}
-TRANSACTION = {
-    "id",
-    "wallet_id",
-    "customer_id",
-    "type",
-    "amount",
-    "credit_amount",
-    "transaction_status",
-    "transaction_reason",
-    "reference_type",
-    "reference_id",
-    "expiry_date",
-    "description",
-    "metadata",
-    "currency",
-    "credit_balance_before",
-    "credit_balance_after",
-}
-PAYMENT = {
-    "id",
-    "amount",
-    "currency",
-    "destination_id",
-    "destination_type",
-    "error_message",
-    "failed_at",
-    "invoice_number",
-    "payment_gateway",
-    "payment_method_type",
-    "payment_status",
-    "refunded_at",
-    "succeeded_at",
-    "voided_at",
-}
-CREDIT_NOTE = {
-    "id",
-    "credit_note_number",
-    "credit_note_status",
-    "credit_note_type",
-    "currency",
-    "customer_id",
-    "finalized_at",
-    "invoice_id",
-    "memo",
-    "metadata",
-    "reason",
-    "subscription_id",
-    "total_amount",
-    "voided_at",
-}
-# webhookDto.Invoice without its embeds (customer, subscription): invoice updates carry the
-# invoice's whole wire form, which holds these and more.
-INVOICE = {
-    "id",
-    "invoice_number",
-    "invoice_type",
-    "invoice_status",
-    "payment_status",
-    "billing_reason",
-    "currency",
-    "customer_id",
-    "subscription_id",
-    "subtotal",
-    "total",
-    "amount_due",
-    "amount_paid",
-    "amount_remaining",
-    "due_date",
-    "finalized_at",
-    "paid_at",
-    "voided_at",
-    "period_start",
-    "period_end",
-    "invoice_pdf_url",
-    "metadata",
-    "line_items",
-    "environment_id",
-}
-COMMUNICATION = (INVOICE - {"environment_id"}) | {"customer", "subscription"}
-COMMUNICATION_LINE = {
-    "id",
-    "amount",
-    "display_name",
-    "plan_display_name",
-    "price_id",
-    "quantity",
-    "period_start",
-    "period_end",
-}
-REJECTED_EVENT = {
-    "id",
-    "event_name",
-    "external_customer_id",
-    "customer_id",
-    "timestamp",
-    "source",
-    "properties",
-    "environment_id",
-}
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "flexprice-openapi-3.0.json"
+
+
+def _dto(name: str) -> set[str]:
+    """The fields of the reference's ``webhookDto.<name>`` schema (its OpenAPI document)."""
+    if not REFERENCE.exists():
+        pytest.skip(f"the reference OpenAPI is not at {REFERENCE}", allow_module_level=True)
+    schemas = json.loads(REFERENCE.read_text())["components"]["schemas"]
+    return set(schemas[f"webhookDto.{name}"]["properties"])
+
+
+# The reference's webhookDto field lists are the oracle; where billingkit differs, the difference
+# is written here (decisions "Webhook event kinds").
+SUBSCRIPTION = _dto("Subscription")
+EMBEDDED_CUSTOMER = _dto("Customer") - {"environment_id"}  # the spec's embedded customer
+PHASE = _dto("SubscriptionPhase")
+WALLET = _dto("Wallet")
+TRANSACTION = _dto("WalletTransaction")
+PAYMENT = _dto("Payment")
+CREDIT_NOTE = _dto("CreditNote")
+# Resources carried in their whole wire form hold the reference's fields and more.
+CUSTOMER = _dto("Customer")
+FEATURE = _dto("Feature")
+ENTITLEMENT = _dto("Entitlement")
+INVOICE = _dto("Invoice") - {"customer", "subscription"}
+# The communication's invoice is the spec's table: the reference's without environment_id.
+COMMUNICATION = _dto("Invoice") - {"environment_id"}
+COMMUNICATION_LINE = _dto("InvoiceLineItem")
+# The rejected event keeps its environment_id.
+REJECTED_EVENT = _dto("RejectedEventData") | {"environment_id"}
 
 MINE = [name for name in EVENT_TYPES if name not in PENDING]
 
