@@ -85,7 +85,10 @@ def test_worker_once_bills_what_is_due_and_a_second_run_bills_nothing(tmp_path: 
     first = _cli("worker", "--once", "--database-url", url)
     assert first.returncode == 0, first.stderr
     # Three weekly periods ended: three cycle invoices (the opening one was issued at creation).
-    assert first.stdout.strip() == "1 subscriptions, 3 invoices, 3 notifications, 0 failures"
+    # Notifications: each cycle invoice's ``invoice.update.finalized``, then
+    # ``invoice.payment.overdue`` for the four unpaid invoices whose due date (a day after their
+    # period's end) has passed.
+    assert first.stdout.strip() == "1 subscriptions, 3 invoices, 7 notifications, 0 failures"
     second = _cli("worker", "--once", "--database-url", url)
     assert second.stdout.strip() == "0 subscriptions, 0 invoices, 0 notifications, 0 failures"
     billing = Billing.from_url(url)

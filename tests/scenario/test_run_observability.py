@@ -86,13 +86,15 @@ def test_each_billing_run_logs_one_structured_line(caplog: pytest.LogCaptureFixt
         billing.run_due()
     first, second = [r for r in caplog.records if r.name == "billingkit.billing_run"]
     fields = ("event", "status", "subscriptions", "invoices", "notifications", "failures")
+    # Notifications: the two cycle invoices finalized, and invoice.payment.overdue for the two
+    # invoices (opening and first cycle) due on 13 January and unpaid.
     assert [tuple(getattr(r, f) for f in fields) for r in (first, second)] == [
-        ("billing_run", "completed", 1, 2, 2, 0),
+        ("billing_run", "completed", 1, 2, 4, 0),
         ("billing_run", "completed", 0, 0, 0, 0),
     ]
     assert first.levelno == logging.INFO and first.duration_ms >= 0
     assert first.getMessage() == (
-        "event=billing_run status=completed subscriptions=1 invoices=2 notifications=2 failures=0 "
+        "event=billing_run status=completed subscriptions=1 invoices=2 notifications=4 failures=0 "
         f"duration_ms={first.duration_ms:.3f}"
     )
 

@@ -127,7 +127,7 @@ def test_unmatched_events_are_stored_and_rejected_with_a_reason(test_env: Scoped
     assert result.accepted_ids == ("ok", "us", "other")
     assert result.rejected == {"us": "no_matching_meter", "other": "no_meter_for_event_name"}
     rejected = test_env.notifications.list(event_type="event.rejected").items
-    assert [(n.entity_id, n.payload["event"]["reason"]) for n in rejected] == [
+    assert [(n.entity_id, n.payload["reason"]) for n in rejected] == [
         ("us", "no_matching_meter"),
         ("other", "no_meter_for_event_name"),
     ]

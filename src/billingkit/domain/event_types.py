@@ -4,7 +4,8 @@ under in the payload, and how that resource is built from billingkit's models.
 A payload is ``{"event_type": <name>, <resource>: {...}}`` (``resource`` is also the stored
 notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet event's
 ``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
-about (plus what it needs besides, e.g. a subscription's customer); it is ``None`` where
+about (plus what it needs besides, e.g. a subscription's customer), or a :class:`Built` with the
+resource and the top-level fields (``event.rejected``'s ``reason``); it is ``None`` where
 billingkit has no such model yet (checkout sessions, alerts).
 
 Services record notifications through this catalogue (``services.notifications``), so a type
@@ -31,8 +32,11 @@ from billingkit.domain.wallets import Wallet, WalletTransaction
 
 __all__ = [
     "EVENT_TYPES",
+    "Built",
     "EventType",
+    "communication_payload",
     "credit_note_payload",
+    "embedded_customer",
     "event_to_dict",
     "invoice_payload",
     "payment_payload",
@@ -43,7 +47,17 @@ __all__ = [
     "wallet_payload",
 ]
 
-PayloadBuilder = Callable[..., dict[str, Any]]
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """What a builder answers for a type with top-level ``fields`` beside its resource:
+    ``resource`` goes under the type's key, ``fields`` (a subset of the declared ones) beside it."""
+
+    resource: dict[str, Any]
+    fields: dict[str, Any]
+
+
+PayloadBuilder = Callable[..., "dict[str, Any] | Built"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +98,24 @@ _SUBSCRIPTION_FIELDS = (
 )
 
 
+_EMBEDDED_CUSTOMER_FIELDS = ("id", "external_id", "name", "email", "timezone", "metadata", *_ADDRESS)
+
+
+def embedded_customer(customer: Customer | None) -> dict[str, Any] | None:
+    """A customer as webhook payloads embed it (the spec's list): id, external id, name, e-mail,
+    time zone, metadata and the ``address_*`` fields; ``None`` without one."""
+    if customer is None:
+        return None
+    whole = customer.model_dump(mode="json")
+    return {name: whole.get(name) for name in _EMBEDDED_CUSTOMER_FIELDS}
+
+
 def subscription_payload(sub: Subscription, customer: Customer | None) -> dict[str, Any]:
     """The ``subscription`` object of subscription webhook payloads (the spec's field list), with
-    its customer's id, external id, name, e-mail, time zone, metadata and address."""
+    its customer embedded (:func:`embedded_customer`)."""
     data = sub.to_dict(line_items=False)
     payload = {name: data[name] for name in _SUBSCRIPTION_FIELDS}
-    if customer is not None:
-        whole = customer.model_dump(mode="json")
-        payload["customer"] = {
-            name: whole.get(name)
-            for name in ("id", "external_id", "name", "email", "timezone", "metadata", *_ADDRESS)
-        }
-    else:
-        payload["customer"] = None
+    payload["customer"] = embedded_customer(customer)
     return payload
 
 
@@ -116,6 +135,67 @@ def invoice_payload(invoice: Invoice) -> dict[str, Any]:
     return invoice.to_dict(traces=False)
 
 
+_COMMUNICATION_FIELDS = (
+    "id",
+    "invoice_number",
+    "invoice_type",
+    "invoice_status",
+    "payment_status",
+    "billing_reason",
+    "currency",
+    "customer_id",
+    "subscription_id",
+    "subtotal",
+    "total",
+    "amount_due",
+    "amount_paid",
+    "amount_remaining",
+    "due_date",
+    "finalized_at",
+    "paid_at",
+    "voided_at",
+    "period_start",
+    "period_end",
+    "invoice_pdf_url",
+    "metadata",
+)
+_COMMUNICATION_LINE_FIELDS = (
+    "id",
+    "amount",
+    "display_name",
+    "plan_display_name",
+    "price_id",
+    "quantity",
+    "period_start",
+    "period_end",
+)
+
+
+def communication_payload(
+    invoice: Invoice,
+    customer: Customer | None,
+    subscription: Subscription | None,
+    subscription_customer: Customer | None = None,
+) -> dict[str, Any]:
+    """The ``invoice`` of ``invoice.communication.triggered`` (the spec's table): the invoice's
+    figures, dates and ``line_items`` (id, amount, names, price, quantity, period), with its
+    customer (:func:`embedded_customer`) and its subscription (:func:`subscription_payload` with
+    ``subscription_customer``, the subscription's own customer when another one is billed;
+    ``None`` for an invoice of no subscription) embedded."""
+    data = invoice.to_dict(traces=False)
+    payload = {name: data[name] for name in _COMMUNICATION_FIELDS}
+    payload["customer"] = embedded_customer(customer)
+    payload["subscription"] = (
+        None
+        if subscription is None
+        else subscription_payload(subscription, subscription_customer or customer)
+    )
+    payload["line_items"] = [
+        {name: line[name] for name in _COMMUNICATION_LINE_FIELDS} for line in data["line_items"]
+    ]
+    return payload
+
+
 def event_to_dict(event: UsageEvent, environment_id: str) -> dict[str, Any]:
     """The reference API's event shape."""
     return {
@@ -130,9 +210,10 @@ def event_to_dict(event: UsageEvent, environment_id: str) -> dict[str, Any]:
     }
 
 
-def rejected_event_payload(event: UsageEvent, environment_id: str, reason: str) -> dict[str, Any]:
-    """The ``event`` of ``event.rejected``: the event with the ``reason`` it matched no meter."""
-    return {**event_to_dict(event, environment_id), "reason": reason}
+def rejected_event_payload(event: UsageEvent, environment_id: str, reason: str) -> Built:
+    """``event.rejected`` as the reference sends it (``{event_type, reason, event}``): the event
+    under ``event`` and the ``reason`` it matched no meter beside it."""
+    return Built(event_to_dict(event, environment_id), {"reason": reason})
 
 
 _WALLET_FIELDS = ("id", "name", "customer_id", "currency", "wallet_type", "wallet_status", "conversion_rate")
@@ -335,8 +416,8 @@ _CATALOGUE: tuple[EventType, ...] = (
         "invoice.payment.overdue",
         invoice_payload,
     ),
-    # Its invoice embeds the customer and the subscription: another shape, built when it is sent.
-    *_group("Invoice", "invoice", "invoice.communication.triggered"),
+    # Its invoice embeds the customer and the subscription, with fewer line fields (the spec's table).
+    *_group("Invoice", "invoice", "invoice.communication.triggered", communication_payload),
     *_group("Credit note", "credit_note", "credit_note.created credit_note.updated", credit_note_payload),
     *_group(
         "Checkout",
@@ -344,7 +425,7 @@ _CATALOGUE: tuple[EventType, ...] = (
         "checkout.session.initiated checkout.session.completed checkout.session.failed "
         "checkout.session.expired",
     ),
-    *_group("Ingestion", "event", "event.rejected", rejected_event_payload),
+    *_group("Ingestion", "event", "event.rejected", rejected_event_payload, fields=("reason",)),
 )
 
 #: Every event type by name, in the spec's order.

@@ -189,7 +189,8 @@ class Invoice(Displayed, EnvironmentResource):
     it bills (another one under delegated invoicing; ``None`` for invoices of no subscription).
 
     Internal fields, not on the wire: ``finalize_at`` (when the due-work runner finalizes this
-    draft: a renewal draft kept open by the finalization delay), ``request_fingerprint`` (the
+    draft: a renewal draft kept open by the finalization delay), ``overdue_notified_at`` (when
+    ``invoice.payment.overdue`` was recorded for it: once per invoice), ``request_fingerprint`` (the
     digest of the direct-invoice request an ``idempotency_key`` was first used with) and
     ``adjustment_sources`` (a direct invoice's coupons and tax rates, as ids, so a later
     ``apply_discount`` recomputes with what it was created with).
@@ -236,6 +237,7 @@ class Invoice(Displayed, EnvironmentResource):
     metadata: dict[str, str] = {}
     version: int = 1
     finalize_at: UtcDatetime | None = None
+    overdue_notified_at: UtcDatetime | None = None
     request_fingerprint: str | None = None
     adjustment_sources: dict[str, Any] | None = None
 
@@ -298,7 +300,7 @@ class Invoice(Displayed, EnvironmentResource):
 
 
 # Bookkeeping of billingkit's own, kept out of the wire form (see ``Invoice``).
-_INTERNAL = frozenset({"finalize_at", "request_fingerprint", "adjustment_sources"})
+_INTERNAL = frozenset({"finalize_at", "overdue_notified_at", "request_fingerprint", "adjustment_sources"})
 # A line's own ``subscription_id`` is shown in the invoice's common field's place (``to_dict``).
 _WITH_TRACES: dict[str, Any] = {
     "line_items": {"__all__": {"subscription_id"}},

@@ -27,6 +27,7 @@ from billingkit.services import (
     credit_notes,
     customers,
     direct_invoices,
+    invoice_communications,
     invoice_documents,
     invoice_lifecycle,
     invoice_recompute,
@@ -341,7 +342,8 @@ class Subscriptions(Area):
 class Invoices(Area):
     """Invoices: issued by subscriptions and billing runs, or created directly (``create``);
     ``finalize`` a draft, ``void`` one, edit it (``update``, ``apply_discount=True`` recomputes a
-    draft's coupons and taxes), record a payment by hand (``update_payment``)."""
+    draft's coupons and taxes), record a payment by hand (``update_payment``), ask the host to send
+    one to its customer (``trigger_communication``)."""
 
     get = IdOp(invoices.get_invoice, read_only=True)
     list = RequestOp(invoices.search_invoices, invoices.InvoiceSearch, read_only=True)
@@ -359,6 +361,9 @@ class Invoices(Area):
     #: says line by line what changed (empty when nothing did). One-off, manual, change and
     #: threshold invoices are refused (``InvalidOperation``).
     recompute = IdOp(invoice_recompute.recompute_invoice, read_only=True)
+    #: Record ``invoice.communication.triggered`` for a FINALIZED invoice (the host sends it to the
+    #: customer); answers the notification, whose payload embeds the customer and subscription.
+    trigger_communication = IdOp(invoice_communications.trigger_communication)
 
     def preview(
         self,

@@ -11,7 +11,10 @@ FastAPI documents each operation's success answer from the route's answer model
   error classes in :mod:`billingkit.errors`, so a new error class is documented by itself, except
   those only a few routes send (:data:`ROUTE_SPECIFIC`), which a route declares with FastAPI's
   ``responses=`` and which then get the error body too;
-- FastAPI's 422 and its ``HTTPValidationError`` schemas go.
+- FastAPI's 422 and its ``HTTPValidationError`` schemas go;
+- every notification kind is documented under the OpenAPI 3.1 ``webhooks`` map: a ``POST`` whose
+  body is the kind's payload model (:data:`billingkit.http.schemas.webhooks.PAYLOADS`), described
+  with the operations that emit it (:data:`billingkit.domain.event_sources.EMITTED_BY`).
 """
 
 from __future__ import annotations
@@ -21,10 +24,14 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic.json_schema import models_json_schema
 
 from billingkit import errors
+from billingkit.domain.event_sources import EMITTED_BY
+from billingkit.domain.event_types import EVENT_TYPES
+from billingkit.http.schemas.webhooks import PAYLOADS
 
-__all__ = ["ERROR_SCHEMA", "ROUTE_SPECIFIC", "error_statuses", "install_openapi"]
+__all__ = ["ERROR_SCHEMA", "ROUTE_SPECIFIC", "error_statuses", "install_openapi", "webhooks"]
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -62,6 +69,7 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
     schemas["Error"] = ERROR_SCHEMA
+    schema["webhooks"] = webhooks(schemas)
     ref = {"$ref": "#/components/schemas/Error"}
     statuses = [status for status in error_statuses() if status not in ROUTE_SPECIFIC]
     for item in schema.get("paths", {}).values():
@@ -76,6 +84,38 @@ def _document(schema: dict[str, Any]) -> dict[str, Any]:
                 response = responses.setdefault(str(status), {"description": HTTPStatus(status).phrase})
                 response.setdefault("content", {"application/json": {"schema": ref}})
     return schema
+
+
+def webhooks(schemas: dict[str, Any]) -> dict[str, Any]:
+    """The ``webhooks`` map of the document: one ``POST`` per event kind, its body the kind's
+    payload schema; the schemas it refers to are added to ``schemas`` (the document's components;
+    one already there is kept)."""
+    pairs = [(model, "serialization") for model in PAYLOADS.values()]
+    refs, top = models_json_schema(pairs, ref_template="#/components/schemas/{model}")  # type: ignore[arg-type]
+    for name, schema in top.get("$defs", {}).items():
+        schemas.setdefault(name, schema)
+    documented: dict[str, Any] = {}
+    for name, model in PAYLOADS.items():
+        emitted = EMITTED_BY.get(name)
+        description = (
+            f"Emitted by: {emitted}."
+            if emitted
+            else "Emitted by a part still to come; the shape is the reference's."
+        )
+        documented[name] = {
+            "post": {
+                "summary": name,
+                "description": f"{EVENT_TYPES[name].group} notification. {description}",
+                "operationId": "webhook_" + name.replace(".", "_"),
+                "tags": ["Webhook events"],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": refs[(model, "serialization")]}},
+                },
+                "responses": {"2XX": {"description": "the receiver took the delivery"}},
+            }
+        }
+    return documented
 
 
 def install_openapi(app: FastAPI) -> None:

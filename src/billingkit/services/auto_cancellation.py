@@ -23,49 +23,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import TypeVar
 
 from billingkit.domain.cancellation import CancellationType
 from billingkit.domain.invoices import Invoice, InvoiceStatus, InvoiceType, PaymentStatus
 from billingkit.domain.money import ZERO
-from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
-from billingkit.domain.resources import Record, iso
+from billingkit.domain.queries import Filter, Op
+from billingkit.domain.resources import iso
 from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.errors import BillingError
-from billingkit.ports import Repository, Storage, UnitOfWork
+from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import DueRun
+from billingkit.services.scope_pages import all_scopes, pages
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
 
 __all__ = ["cancel_unpaid_subscriptions"]
 
 log = logging.getLogger("billingkit.auto_cancellation")
 
-R = TypeVar("R", bound=Record)
 _UNPAID = [PaymentStatus.FAILED.value, PaymentStatus.PENDING.value]
-
-
-def _pages(repo: Repository[R], *filters: Filter) -> Iterator[R]:
-    """Every live item of ``repo`` matching ``filters``, in id order, a page at a time."""
-    offset = 0
-    while True:
-        page = repo.list(
-            ListQuery(filters=filters, sort=(Sort("id", descending=False),), limit=MAX_LIMIT, offset=offset)
-        )
-        yield from page.items
-        if not page.has_more:
-            return
-        offset += len(page.items)
-
-
-def _scopes(storage: Storage) -> list[tuple[str, str]]:
-    """Every (tenant id, environment id) of the store."""
-    scopes: list[tuple[str, str]] = []
-    with storage.unit_of_work() as uow:
-        for tenant in _pages(uow.tenants):
-            environments = uow.for_scope(tenant.id, None).environments
-            scopes += [(tenant.id, env.id) for env in _pages(environments)]
-    return scopes
 
 
 def _overdue(uow: UnitOfWork, cutoff: datetime) -> dict[str, Invoice]:
@@ -78,7 +54,7 @@ def _overdue(uow: UnitOfWork, cutoff: datetime) -> dict[str, Invoice]:
         Filter("due_date", Op.LT, cutoff),
     )
     oldest: dict[str, Invoice] = {}
-    for invoice in _pages(uow.invoices, *filters):
+    for invoice in pages(uow.invoices, *filters):
         sub_id = invoice.subscription_id
         if sub_id is None or invoice.due_date is None:
             continue
@@ -96,7 +72,7 @@ def cancel_unpaid_subscriptions(storage: Storage, run: DueRun) -> Iterator[Batch
     if grace is None:
         return
     cutoff = run.now - timedelta(days=grace)
-    for tenant_id, environment_id in _scopes(storage):
+    for tenant_id, environment_id in all_scopes(storage):
         with storage.unit_of_work(tenant_id, environment_id) as uow:
             overdue = _overdue(uow, cutoff)
             active = {

@@ -19,7 +19,9 @@ credit grant applications
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
 the fifth: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
-past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the sixth. A run
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the sixth. Then
+invoices unpaid past their due date are announced once each (``invoice.payment.overdue``:
+:func:`billingkit.services.invoice_overdue.notify_overdue_invoices`), and a run
 ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
 (:func:`billingkit.services.auto_cancellation.cancel_unpaid_subscriptions`; off unless
 ``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. New
@@ -45,6 +47,7 @@ from billingkit.services.context import DueRun
 from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
+from billingkit.services.invoice_overdue import notify_overdue_invoices
 from billingkit.services.schedule_runs import run_due_schedules
 from billingkit.services.subscription_pauses import run_due_pauses
 
@@ -150,7 +153,10 @@ class _Run:
     def all(self, handlers: Mapping[str, DueWorkHandler]) -> RunReport:
         for kind, handler in handlers.items():
             self._kind(kind, handler)
-        # Last, once the periods are billed: unpaid invoices cancel their subscriptions (when on).
+        # Once the periods are billed: invoices unpaid past their due date are announced, then
+        # (when on) cancel their subscriptions.
+        for result in notify_overdue_invoices(self._storage, self._run):
+            self._committed(result, set())
         for result in cancel_unpaid_subscriptions(self._storage, self._run):
             self._committed(result, set())
         return self.report

@@ -9,10 +9,11 @@ cannot be recorded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from billingkit.domain.access import Action
-from billingkit.domain.event_types import EVENT_TYPES, EventType
+from billingkit.domain.event_types import EVENT_TYPES, Built, EventType
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.errors import InternalError
@@ -34,17 +35,27 @@ def _declared(event_type: str, entity_type: str | None = None) -> EventType:
 
 
 def event(
-    ctx: Context, *, event_type: str, entity_type: str, entity_id: str, resource: dict[str, Any]
+    ctx: Context,
+    *,
+    event_type: str,
+    entity_type: str,
+    entity_id: str,
+    resource: dict[str, Any],
+    fields: Mapping[str, Any] | None = None,
 ) -> NotificationEvent:
-    """The notification ``{"event_type": ..., "<entity_type>": resource}`` (not stored yet: see
-    :func:`record_many`). Ids grow in the order events are made, which is their delivery order."""
-    _declared(event_type, entity_type)
+    """The notification ``{"event_type": ..., "<entity_type>": resource, **fields}`` (not stored
+    yet: see :func:`record_many`); ``fields`` must be among the type's declared top-level fields.
+    Ids grow in the order events are made, which is their delivery order."""
+    declared = _declared(event_type, entity_type)
+    extra = dict(fields or {})
+    if not set(extra) <= set(declared.fields):
+        raise InternalError(f"{event_type} declares no top-level {sorted(set(extra) - set(declared.fields))}")
     return NotificationEvent(
         id=ctx.ids.new("sys_event"),
         event_type=event_type,
         entity_type=entity_type,
         entity_id=entity_id,
-        payload={"event_type": event_type, entity_type: resource},
+        payload={"event_type": event_type, entity_type: resource, **extra},
         **ctx.stamp(),
     )
 
@@ -55,9 +66,15 @@ def notification(ctx: Context, event_type: str, subject: Any, *context: Any) -> 
     declared = _declared(event_type)
     if declared.build is None or declared.resource is None:
         raise InternalError(f"billingkit cannot build the payload of {event_type} yet")
-    resource = declared.build(subject, *context)
+    built = declared.build(subject, *context)
+    resource, fields = (built.resource, built.fields) if isinstance(built, Built) else (built, None)
     return event(
-        ctx, event_type=event_type, entity_type=declared.resource, entity_id=resource["id"], resource=resource
+        ctx,
+        event_type=event_type,
+        entity_type=declared.resource,
+        entity_id=resource["id"],
+        resource=resource,
+        fields=fields,
     )
 
 

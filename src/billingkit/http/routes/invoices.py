@@ -1,5 +1,5 @@
 """``/v1/invoices``: read, search, the preview of a subscription's next invoice, direct invoices,
-and the lifecycle (update, finalize, void, payment status).
+and the lifecycle (update, finalize, void, payment status), and the communication trigger.
 
 Fixed paths (``/invoices/search``, ``/invoices/preview``) are declared before
 ``/invoices/{invoice_id}``. The reference's separate apply-discount and recalculate-discount
@@ -75,3 +75,11 @@ def attempt_invoice_payment(caller: EnvCaller, invoice_id: str) -> SuccessRespon
     payment provider, then POST_PAID wallets (the reference answers a message)."""
     caller.invoices.attempt_payment(invoice_id)
     return success("payment attempt processed successfully")
+
+
+@router.post("/{invoice_id}/comms/trigger")
+def trigger_invoice_communication(caller: EnvCaller, invoice_id: str) -> SuccessResponse:
+    """Record ``invoice.communication.triggered`` for a FINALIZED invoice (400 for another status):
+    the webhook carries the invoice with its customer, subscription and lines for the host to send."""
+    caller.invoices.trigger_communication(invoice_id)
+    return success("invoice communication triggered successfully")

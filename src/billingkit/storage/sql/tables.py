@@ -468,6 +468,7 @@ invoices = Table(
     json_column("metadata", nullable=False),
     Column("version", Integer(), nullable=False),
     instant_column("finalize_at"),
+    instant_column("overdue_notified_at"),
     Column("request_fingerprint", String(64)),
     json_column("adjustment_sources"),
     *scoped_indexes("invoices", "customer_id", "subscription_customer_id", unique_live=("invoice_number",)),
