@@ -37,7 +37,7 @@ from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import DueRun
 from billingkit.services.subscription_cancel import CancelSubscriptionRequest, cancel_subscription
 
-__all__ = ["cancel_unpaid_subscriptions"]
+__all__ = ["cancel_unpaid_subscriptions", "every_scope", "live_pages"]
 
 log = logging.getLogger("billingkit.auto_cancellation")
 
@@ -45,7 +45,7 @@ R = TypeVar("R", bound=Record)
 _UNPAID = [PaymentStatus.FAILED.value, PaymentStatus.PENDING.value]
 
 
-def _pages(repo: Repository[R], *filters: Filter) -> Iterator[R]:
+def live_pages(repo: Repository[R], *filters: Filter) -> Iterator[R]:
     """Every live item of ``repo`` matching ``filters``, in id order, a page at a time."""
     offset = 0
     while True:
@@ -58,13 +58,13 @@ def _pages(repo: Repository[R], *filters: Filter) -> Iterator[R]:
         offset += len(page.items)
 
 
-def _scopes(storage: Storage) -> list[tuple[str, str]]:
+def every_scope(storage: Storage) -> list[tuple[str, str]]:
     """Every (tenant id, environment id) of the store."""
     scopes: list[tuple[str, str]] = []
     with storage.unit_of_work() as uow:
-        for tenant in _pages(uow.tenants):
+        for tenant in live_pages(uow.tenants):
             environments = uow.for_scope(tenant.id, None).environments
-            scopes += [(tenant.id, env.id) for env in _pages(environments)]
+            scopes += [(tenant.id, env.id) for env in live_pages(environments)]
     return scopes
 
 
@@ -78,7 +78,7 @@ def _overdue(uow: UnitOfWork, cutoff: datetime) -> dict[str, Invoice]:
         Filter("due_date", Op.LT, cutoff),
     )
     oldest: dict[str, Invoice] = {}
-    for invoice in _pages(uow.invoices, *filters):
+    for invoice in live_pages(uow.invoices, *filters):
         sub_id = invoice.subscription_id
         if sub_id is None or invoice.due_date is None:
             continue
@@ -96,7 +96,7 @@ def cancel_unpaid_subscriptions(storage: Storage, run: DueRun) -> Iterator[Batch
     if grace is None:
         return
     cutoff = run.now - timedelta(days=grace)
-    for tenant_id, environment_id in _scopes(storage):
+    for tenant_id, environment_id in every_scope(storage):
         with storage.unit_of_work(tenant_id, environment_id) as uow:
             overdue = _overdue(uow, cutoff)
             active = {
