@@ -77,7 +77,7 @@ def test_a_spend_threshold_crossed_by_usage_fires_once_and_recovers_once_in_a_ne
         (AlertType.SUBSCRIPTION_SPEND, AlertState.IN_ALARM),
         (AlertType.SUBSCRIPTION_SPEND, AlertState.OK),
     ]
-    assert history[0].alert_info.value_at_time == Decimal("105.00")
+    assert history[0].alert_info.value == Decimal("105.00")
 
 
 def test_ingestion_with_evaluate_alerts_immediately_fires_before_it_returns(

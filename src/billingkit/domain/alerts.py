@@ -112,18 +112,22 @@ def alert_key(alert_type: AlertType, entity_id: str, parent_entity_id: str | Non
 
 
 class AlertInfo(BaseModel):
-    """What an alert log row saw: the thresholds, the value and when."""
+    """What an alert log row saw: the thresholds, the ``value`` and when (``timestamp``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     alert_settings: AlertSettings
-    value_at_time: DecimalText
+    value: DecimalText
     timestamp: UtcDatetime
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire form: the reference types ``value_at_time`` as a date-time and ``timestamp``
+        as text, so both carry the instant (ISO 8601) and ``value`` (billingkit's addition, a
+        decimal string) the value."""
         return {
             "alert_settings": self.alert_settings.model_dump(mode="json"),
-            "value_at_time": str(self.value_at_time),
+            "value": str(self.value),
+            "value_at_time": iso(self.timestamp),
             "timestamp": iso(self.timestamp),
         }
 

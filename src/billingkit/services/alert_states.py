@@ -114,7 +114,7 @@ def record_changes(uow: UnitOfWork, ctx: Context, observations: Sequence[Observa
             parent_entity_id=observation.parent_entity_id,
             customer_id=observation.customer_id,
             alert_info=AlertInfo(
-                alert_settings=observation.config, value_at_time=observation.value, timestamp=ctx.now
+                alert_settings=observation.config, value=observation.value, timestamp=ctx.now
             ),
         )
         current[observation.key] = (new, sequence + 1)

@@ -38,11 +38,12 @@ class ListAlertSettingsResponse(WireModel):
 
 
 class AlertInfoResponse(WireModel):
-    """What the alert saw when its state changed: the thresholds, the value (``value_at_time``, a
-    decimal string) and when (``timestamp``)."""
+    """What the alert saw when its state changed: the thresholds, the ``value`` (a decimal string,
+    billingkit's addition) and when (``value_at_time``, and ``timestamp`` as the reference has it)."""
 
     alert_settings: FeatureAlertSettingsResponse
-    value_at_time: DecimalString
+    value: DecimalString
+    value_at_time: Timestamp
     timestamp: Timestamp
 
 

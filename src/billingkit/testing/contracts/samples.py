@@ -319,7 +319,7 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
                     "alert_enabled": True,
                     "critical": {"threshold": "100", "condition": "above"},
                 },
-                "value_at_time": "120.5",
+                "value": "120.5",
                 "timestamp": T0,
             },
         },
