@@ -8,7 +8,7 @@ Per active wallet whose ``alert_settings.alert_enabled`` is set, two alerts shar
   ``ok`` records ``wallet.credit_balance.dropped``, back to ``ok`` ``wallet.credit_balance.recovered``;
 - the ongoing balance alert compares the real-time balance (the wallet's balance less unpaid
   invoices and current-period usage, in its currency:
-  :func:`billingkit.services.wallet_balances.get_real_time_balance`); from ``ok`` to another state
+  :func:`billingkit.services.wallet_balances.real_time_balances`); from ``ok`` to another state
   it records ``wallet.ongoing_balance.dropped``, back to ``ok`` ``wallet.ongoing_balance.recovered``,
   and from one state other than ``ok`` to another (``warning`` -> ``in_alarm``, or back)
   ``wallet.ongoing_balance.updated``.
@@ -30,7 +30,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition, current_states
 from billingkit.services.context import Context
 from billingkit.services.notifications import record_with_fields
-from billingkit.services.wallet_balances import get_real_time_balance
+from billingkit.services.wallet_balances import real_time_balances as read_balances
 
 __all__ = ["alerting_wallets", "notify_wallet_change", "real_time_balances", "wallet_observations", "worst"]
 
@@ -55,8 +55,10 @@ def alerting_wallets(wallets: Sequence[Wallet]) -> list[Wallet]:
 
 
 def real_time_balances(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> dict[str, Decimal]:
-    """Each wallet's real-time balance in its currency, by wallet id."""
-    return {w.id: get_real_time_balance(uow, ctx, wallet_id=w.id).real_time_balance for w in wallets}
+    """Each wallet's real-time balance in its currency, by wallet id (read together)."""
+    return {
+        wallet_id: found.real_time_balance for wallet_id, found in read_balances(uow, ctx, wallets).items()
+    }
 
 
 def wallet_observations(wallets: Sequence[Wallet], balances: dict[str, Decimal]) -> list[Observation]:
