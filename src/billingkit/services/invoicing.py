@@ -106,6 +106,7 @@ __all__ = [
     "load_snapshot",
     "measure_usage",
     "number_invoices",
+    "preview_current_periods",
     "supported_allowance",
 ]
 
@@ -314,6 +315,25 @@ def compute_invoices(
         compute_invoice(charge, snapshot, used, as_of=as_of)
         for charge, used in zip(charges, usage, strict=True)
     ]
+
+
+def preview_current_periods(
+    uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime
+) -> tuple[Snapshot, list[ComputedInvoice]]:
+    """The invoice each subscription's current period would produce at ``at`` (its ARREAR charges
+    with the usage so far; no next period, no ADVANCE), without prepaid credits, computed together;
+    and the snapshot they were priced with. What real-time balances and spend alerts read."""
+    charges = [
+        Charge(
+            sub,
+            BillingReason.SUBSCRIPTION_CYCLE,
+            "preview",
+            Period(sub.current_period_start, sub.current_period_end),
+        )
+        for sub in subscriptions
+    ]
+    snapshot = load_snapshot(uow, subscriptions, at=at, credits=False)
+    return snapshot, compute_invoices(uow, charges, snapshot, as_of=at)
 
 
 def _line_input(

@@ -23,15 +23,13 @@ from decimal import Decimal
 
 from billingkit.domain.alert_payloads import spend_alert_fields
 from billingkit.domain.alerts import AlertEntityType, AlertSetting, AlertType, level_threshold
-from billingkit.domain.invoices import BillingReason
 from billingkit.domain.money import ZERO
-from billingkit.domain.periods import Period
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.wallets import AlertState
 from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition
 from billingkit.services.context import Context
-from billingkit.services.invoicing import Charge, Snapshot, compute_invoices, load_snapshot
+from billingkit.services.invoicing import preview_current_periods
 from billingkit.services.notifications import record_with_fields
 from billingkit.services.records import list_where_in
 
@@ -79,17 +77,7 @@ def measure_spend(uow: UnitOfWork, ctx: Context, subs: Sequence[Subscription]) -
     """The current-period spend of each of ``subs`` (see the module doc), by subscription id."""
     if not subs:
         return {}
-    charges = [
-        Charge(
-            sub,
-            BillingReason.SUBSCRIPTION_CYCLE,
-            "preview",
-            Period(sub.current_period_start, sub.current_period_end),
-        )
-        for sub in subs
-    ]
-    snapshot: Snapshot = load_snapshot(uow, subs, at=ctx.now, credits=False)
-    computed = compute_invoices(uow, charges, snapshot, as_of=ctx.now)
+    snapshot, computed = preview_current_periods(uow, subs, at=ctx.now)
     meter_groups = _groups_by_meter(uow, {m for sub in subs for li in sub.line_items if (m := li.meter_id)})
     spends: dict[str, Spend] = {}
     for invoice in computed:

@@ -17,16 +17,15 @@ from decimal import Decimal
 from typing import Any
 
 from billingkit.domain.access import Action
-from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
+from billingkit.domain.invoices import Invoice, InvoiceStatus
 from billingkit.domain.money import ZERO
-from billingkit.domain.periods import Period
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.domain.wallet_balances import PayableLine, payable_usage, real_time_balance, unpaid_share
 from billingkit.domain.wallets import Wallet, credits_for
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.invoicing import Charge, compute_invoices, load_snapshot
+from billingkit.services.invoicing import preview_current_periods
 from billingkit.services.records import get_live, list_where_in
 
 __all__ = ["RealTimeBalance", "get_real_time_balance", "real_time_balances"]
@@ -107,18 +106,8 @@ def _current_period_usages(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wall
     subs = [sub for sub in subs if (sub.customer_id, sub.currency.lower()) in currencies]
     lines: dict[str, list[PayableLine]] = {}
     if subs:
-        # The current period's ARREAR charges with the usage so far: no next period, no ADVANCE.
-        charges = [
-            Charge(
-                sub,
-                BillingReason.SUBSCRIPTION_CYCLE,
-                "preview",
-                Period(sub.current_period_start, sub.current_period_end),
-            )
-            for sub in subs
-        ]
-        snapshot = load_snapshot(uow, subs, at=ctx.now, credits=False)
-        for computed in compute_invoices(uow, charges, snapshot, as_of=ctx.now):
+        _, computed_invoices = preview_current_periods(uow, subs, at=ctx.now)
+        for computed in computed_invoices:
             lines[computed.charge.subscription.id] = [
                 PayableLine.of(
                     line.price_type,
