@@ -36,6 +36,7 @@ from billingkit.services.billing_runs import BatchResult
 from billingkit.services.context import Context, DueRun
 from billingkit.services.entitlement_alerts import entitlement_observations, notify_entitlement_change
 from billingkit.services.feature_alerts import feature_observations, notify_feature_change
+from billingkit.services.invoicing import CurrentPeriods
 from billingkit.services.records import list_where_in
 from billingkit.services.spend_alerts import notify_spend_change, spend_observations
 from billingkit.services.wallet_alerts import (
@@ -57,12 +58,18 @@ log = logging.getLogger("billingkit.alerts")
 
 
 def evaluate_settings(
-    uow: UnitOfWork, ctx: Context, settings: Sequence[AlertSetting], *, reschedule: bool
+    uow: UnitOfWork,
+    ctx: Context,
+    settings: Sequence[AlertSetting],
+    *,
+    reschedule: bool,
+    previews: CurrentPeriods | None = None,
 ) -> None:
     """Evaluate ``settings`` (of ``uow``'s scope), record the notifications of their changes and
     save each changed ``alert_state``; with ``reschedule``, also move each active one's
-    ``next_check_at`` to ``now + alert_check_interval`` (the worker)."""
-    spend, subscriptions = spend_observations(uow, ctx, settings)
+    ``next_check_at`` to ``now + alert_check_interval`` (the worker). ``previews``: the current
+    periods' invoice previews already computed at this instant."""
+    spend, subscriptions = spend_observations(uow, settings, previews or CurrentPeriods(uow, ctx.now))
     granted, entitlements = entitlement_observations(uow, ctx, settings)
     changed: dict[str, object] = {}
     for transition in record_changes(uow, ctx, [*spend, *granted]):
@@ -85,13 +92,15 @@ def evaluate_settings(
         uow.alert_settings.update_many(updates)
 
 
-def evaluate_wallets(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> None:
+def evaluate_wallets(
+    uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet], previews: CurrentPeriods | None = None
+) -> None:
     """Evaluate the balance alerts of ``wallets`` (those with alerts enabled) and of the features
     their customers use, recording the notifications of their changes."""
     alerting = alerting_wallets(wallets)
     if not alerting:
         return
-    balances = real_time_balances(uow, ctx, alerting)
+    balances = real_time_balances(uow, ctx, alerting, previews or CurrentPeriods(uow, ctx.now))
     own = wallet_observations(alerting, balances)
     by_id = {w.id: w for w in alerting}
     transitions = record_changes(uow, ctx, [*own, *feature_observations(uow, alerting, balances)])

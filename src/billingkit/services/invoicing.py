@@ -94,6 +94,7 @@ from billingkit.services.tax_resolution import load_subscription_tax_rates
 __all__ = [
     "Charge",
     "ComputedInvoice",
+    "CurrentPeriods",
     "Snapshot",
     "Usage",
     "build_invoice",
@@ -334,6 +335,25 @@ def preview_current_periods(
     ]
     snapshot = load_snapshot(uow, subscriptions, at=at, credits=False)
     return snapshot, compute_invoices(uow, charges, snapshot, as_of=at)
+
+
+class CurrentPeriods:
+    """:func:`preview_current_periods` remembered per subscription for one instant, so the readers
+    of one evaluation (spend alerts, real-time balances) compute each subscription's preview once."""
+
+    def __init__(self, uow: UnitOfWork, at: datetime) -> None:
+        self._uow = uow
+        self._at = at
+        self._done: dict[str, tuple[Snapshot, ComputedInvoice]] = {}
+
+    def of(self, subscriptions: Sequence[Subscription]) -> dict[str, tuple[Snapshot, ComputedInvoice]]:
+        """Each subscription's preview and the snapshot it was priced with, by subscription id."""
+        missing = [sub for sub in subscriptions if sub.id not in self._done]
+        if missing:
+            snapshot, computed = preview_current_periods(self._uow, missing, at=self._at)
+            for invoice in computed:
+                self._done[invoice.charge.subscription.id] = (snapshot, invoice)
+        return {sub.id: self._done[sub.id] for sub in subscriptions}
 
 
 def _line_input(

@@ -29,7 +29,7 @@ from billingkit.domain.wallets import AlertState
 from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition
 from billingkit.services.context import Context
-from billingkit.services.invoicing import preview_current_periods
+from billingkit.services.invoicing import CurrentPeriods
 from billingkit.services.notifications import record_with_fields
 from billingkit.services.records import list_where_in
 
@@ -73,15 +73,16 @@ def _groups_by_meter(uow: UnitOfWork, meter_ids: set[str]) -> dict[str, str]:
     return {f.meter_id: f.group_id for f in features if f.meter_id and f.group_id}
 
 
-def measure_spend(uow: UnitOfWork, ctx: Context, subs: Sequence[Subscription]) -> dict[str, Spend]:
+def measure_spend(
+    uow: UnitOfWork, subs: Sequence[Subscription], previews: CurrentPeriods
+) -> dict[str, Spend]:
     """The current-period spend of each of ``subs`` (see the module doc), by subscription id."""
     if not subs:
         return {}
-    snapshot, computed = preview_current_periods(uow, subs, at=ctx.now)
     meter_groups = _groups_by_meter(uow, {m for sub in subs for li in sub.line_items if (m := li.meter_id)})
     spends: dict[str, Spend] = {}
-    for invoice in computed:
-        spend = spends[invoice.charge.subscription.id] = Spend()
+    for sub_id, (snapshot, invoice) in previews.of(subs).items():
+        spend = spends[sub_id] = Spend()
         for line in invoice.draft.lines:
             if line.price_type != "USAGE" or line.meter_id is None:
                 continue
@@ -95,17 +96,18 @@ def measure_spend(uow: UnitOfWork, ctx: Context, subs: Sequence[Subscription]) -
 
 
 def spend_observations(
-    uow: UnitOfWork, ctx: Context, settings: Sequence[AlertSetting]
+    uow: UnitOfWork, settings: Sequence[AlertSetting], previews: CurrentPeriods
 ) -> tuple[list[Observation], dict[str, Subscription]]:
     """One observation per active spend setting of a measured subscription, and the measured
-    subscriptions by id (their notifications carry them)."""
+    subscriptions by id (their notifications carry them); ``previews`` computes (or has) their
+    current periods' invoice previews."""
     wanted = [s for s in settings if s.active and s.entity_type in SPEND_TYPES]
     subs = [
         sub
         for sub in uow.subscriptions.find_many({subscription_of(s) for s in wanted})
         if sub.subscription_status in _MEASURED
     ]
-    spends = measure_spend(uow, ctx, subs)
+    spends = measure_spend(uow, subs, previews)
     observations: list[Observation] = []
     for setting in wanted:
         spend = spends.get(subscription_of(setting))

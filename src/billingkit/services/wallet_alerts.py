@@ -29,6 +29,7 @@ from billingkit.domain.wallets import AlertState, Wallet, WalletStatus
 from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition, current_states
 from billingkit.services.context import Context
+from billingkit.services.invoicing import CurrentPeriods
 from billingkit.services.notifications import record_with_fields
 from billingkit.services.wallet_balances import real_time_balances as read_balances
 
@@ -54,11 +55,12 @@ def alerting_wallets(wallets: Sequence[Wallet]) -> list[Wallet]:
     ]
 
 
-def real_time_balances(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> dict[str, Decimal]:
+def real_time_balances(
+    uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet], previews: CurrentPeriods
+) -> dict[str, Decimal]:
     """Each wallet's real-time balance in its currency, by wallet id (read together)."""
-    return {
-        wallet_id: found.real_time_balance for wallet_id, found in read_balances(uow, ctx, wallets).items()
-    }
+    found = read_balances(uow, ctx, wallets, previews)
+    return {wallet_id: balance.real_time_balance for wallet_id, balance in found.items()}
 
 
 def wallet_observations(wallets: Sequence[Wallet], balances: dict[str, Decimal]) -> list[Observation]:

@@ -25,7 +25,7 @@ from billingkit.domain.wallet_balances import PayableLine, payable_usage, real_t
 from billingkit.domain.wallets import Wallet, credits_for
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
-from billingkit.services.invoicing import preview_current_periods
+from billingkit.services.invoicing import CurrentPeriods
 from billingkit.services.records import get_live, list_where_in
 
 __all__ = ["RealTimeBalance", "get_real_time_balance", "real_time_balances"]
@@ -93,7 +93,9 @@ def _unpaid_invoices_amounts(uow: UnitOfWork, wallets: Sequence[Wallet]) -> dict
     return totals
 
 
-def _current_period_usages(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]) -> dict[str, Decimal]:
+def _current_period_usages(
+    uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet], previews: CurrentPeriods
+) -> dict[str, Decimal]:
     """Each wallet's payable part of the current periods of its customer's active subscriptions in
     its currency: one invoice preview per subscription, computed together."""
     subs = list_where_in(
@@ -104,19 +106,18 @@ def _current_period_usages(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wall
     )
     currencies = {(w.customer_id, w.currency.lower()) for w in wallets}
     subs = [sub for sub in subs if (sub.customer_id, sub.currency.lower()) in currencies]
-    lines: dict[str, list[PayableLine]] = {}
-    if subs:
-        _, computed_invoices = preview_current_periods(uow, subs, at=ctx.now)
-        for computed in computed_invoices:
-            lines[computed.charge.subscription.id] = [
-                PayableLine.of(
-                    line.price_type,
-                    line.amount,
-                    line_item_discount=line.line_item_discount,
-                    invoice_level_discount=line.invoice_level_discount,
-                )
-                for line in computed.draft.lines
-            ]
+    lines = {
+        sub_id: [
+            PayableLine.of(
+                line.price_type,
+                line.amount,
+                line_item_discount=line.line_item_discount,
+                invoice_level_discount=line.invoice_level_discount,
+            )
+            for line in computed.draft.lines
+        ]
+        for sub_id, (_, computed) in previews.of(subs).items()
+    }
     totals: dict[str, Decimal] = {}
     for wallet in wallets:
         allowed = wallet.config.price_types()
@@ -132,14 +133,15 @@ def _current_period_usages(uow: UnitOfWork, ctx: Context, wallets: Sequence[Wall
 
 
 def real_time_balances(
-    uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet]
+    uow: UnitOfWork, ctx: Context, wallets: Sequence[Wallet], previews: CurrentPeriods | None = None
 ) -> dict[str, RealTimeBalance]:
     """:func:`get_real_time_balance` of each of ``wallets`` (by id), read together: a few
-    statements and one invoice preview per subscription for any number of wallets."""
+    statements and one invoice preview per subscription for any number of wallets (``previews``:
+    those already computed at this instant, shared with other readers)."""
     if not wallets:
         return {}
     unpaid = _unpaid_invoices_amounts(uow, wallets)
-    usage = _current_period_usages(uow, ctx, wallets)
+    usage = _current_period_usages(uow, ctx, wallets, previews or CurrentPeriods(uow, ctx.now))
     balances: dict[str, RealTimeBalance] = {}
     for wallet in wallets:
         balance = real_time_balance(wallet.balance, unpaid[wallet.id], usage[wallet.id])
