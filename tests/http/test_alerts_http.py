@@ -10,19 +10,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from billingkit import Billing, TestClock
+from billingkit.http.schemas.base import EnvironmentRecordResponse
 from billingkit.services.access import BootstrapResult
 from tests.alert_story import AlertStory, build_story
 from tests.http.conftest import assert_error
+from tests.http.test_subscription_pauses_http import ok
 
 SETTING_FIELDS = [
-    "id",
-    "status",
-    "created_at",
-    "updated_at",
-    "created_by",
-    "updated_by",
-    "tenant_id",
-    "environment_id",
+    *EnvironmentRecordResponse.model_fields,
     "entity_type",
     "entity_id",
     "parent_entity_type",
@@ -31,11 +26,6 @@ SETTING_FIELDS = [
     "enabled",
     "alert_state",
 ]
-
-
-def ok(response: Any, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    return response.json()  # type: ignore[no-any-return]
 
 
 @pytest.fixture
