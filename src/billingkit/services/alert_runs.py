@@ -27,7 +27,7 @@ from typing import cast
 from billingkit.domain.alerts import AlertSetting, alert_key
 from billingkit.domain.queries import Filter, Op
 from billingkit.domain.resources import Record
-from billingkit.domain.wallets import Wallet, WalletStatus
+from billingkit.domain.wallets import AlertState, Wallet, WalletStatus
 from billingkit.errors import BillingError
 from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.alert_states import record_changes
@@ -71,10 +71,11 @@ def evaluate_settings(
     periods' invoice previews already computed at this instant."""
     spend, subscriptions = spend_observations(uow, settings, previews or CurrentPeriods(uow, ctx.now))
     granted, entitlements = entitlement_observations(uow, ctx, settings)
-    changed: dict[str, object] = {}
+    spend_keys = {o.key for o in spend}
+    changed: dict[str, AlertState] = {}
     for transition in record_changes(uow, ctx, [*spend, *granted]):
         changed[transition.observation.key] = transition.new
-        if transition.observation in spend:
+        if transition.observation.key in spend_keys:
             notify_spend_change(uow, ctx, transition, subscriptions)
         else:
             notify_entitlement_change(uow, ctx, transition, entitlements)
@@ -103,11 +104,12 @@ def evaluate_wallets(
     balances = real_time_balances(uow, ctx, alerting, previews or CurrentPeriods(uow, ctx.now))
     own = wallet_observations(alerting, balances)
     by_id = {w.id: w for w in alerting}
+    own_keys = {o.key for o in own}
     transitions = record_changes(uow, ctx, [*own, *feature_observations(uow, alerting, balances)])
     for transition in transitions:
-        if transition.observation not in own:
+        if transition.observation.key not in own_keys:
             notify_feature_change(uow, ctx, transition, by_id)
-    notify_wallet_change(uow, ctx, [t for t in transitions if t.observation in own], by_id, balances)
+    notify_wallet_change(uow, ctx, [t for t in transitions if t.observation.key in own_keys], by_id)
 
 
 def evaluate_due_alerts(uow: UnitOfWork, items: Sequence[Record], run: DueRun) -> BatchResult:

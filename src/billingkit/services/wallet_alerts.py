@@ -98,7 +98,6 @@ def notify_wallet_change(
     ctx: Context,
     transitions: Sequence[Transition],
     wallets: dict[str, Wallet],
-    balances: dict[str, Decimal],
 ) -> None:
     """Record each wallet alert change's notification, then set the changed wallets'
     ``alert_state`` to the more severe of their two alerts (under the wallet's version)."""
