@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
 
@@ -408,3 +410,37 @@ def test_settings_crud_search_and_scopes(story: AlertStory, prod_env: Scoped, cl
     with pytest.raises(NotFound):
         scoped.alerts.get(setting.id)
     assert [s.id for s in scoped.alerts.search().items] == [group.id]
+
+
+def test_two_concurrent_evaluations_on_postgresql_fire_once(
+    billing: Billing, clock: TestClock, story: AlertStory, inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ingestion calls evaluate ada's alert at the same moment, both having read ``ok``: the
+    database's unique (alert, sequence) lets one write the change; the other's unit of work fails
+    whole, and ingestion's retry finds nothing left to record."""
+    from billingkit.storage.sql import SqlStorage
+
+    if not isinstance(billing.storage, SqlStorage) or billing.storage.engine.dialect.name != "postgresql":
+        pytest.skip("concurrent writers that both read first: PostgreSQL (SQLite and memory serialise them)")
+    story.scoped.alerts.create(
+        entity_type="subscription", entity_id=story.subscription.id, config=critical_at("10")
+    )
+    story.use(20, clock.now())
+    barrier = threading.Barrier(2, timeout=30)
+    read = alert_states.current_states
+    reads: list[int] = []
+
+    def read_then_wait(uow, keys):  # type: ignore[no-untyped-def]
+        found = read(uow, keys)
+        reads.append(len(found))
+        if not found:  # the first reads (both see ok) meet here; the retry's read passes by
+            barrier.wait()
+        return found
+
+    monkeypatch.setattr(alert_states, "current_states", read_then_wait)
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(story.scoped.events._evaluate_alerts, {"ada"}) for _ in range(2)]:
+            future.result()
+    assert sorted(reads) == [0, 0, 1]  # both read ok; the loser's retry read the winner's change
+    assert len(inbox.of(SPEND_REACHED)) == 1
+    assert story.scoped.alerts.logs().total == 1
