@@ -1,7 +1,7 @@
 """Benchmark: bulk usage event ingestion into a large events table, raw driver vs library vs HTTP.
 
 Run: ``python -m bench ingest [-- --preload 1000000 --batches 20 --rounds 5 --stores sqlite,postgres
---no-profile]``.
+--no-profile --alerts --alert-customers 20 --immediate-share 0.1]``.
 
 For each store (a SQLite file in a temporary directory; PostgreSQL at ``--pg-url``, a database this
 benchmark owns: it is created when missing and its ``public`` schema is dropped and recreated):
@@ -34,6 +34,19 @@ benchmark owns: it is created when missing and its ``public`` schema is dropped 
    makes the next batches up to 1.5x slower, whichever mode runs then. The figure of each mode is
    the median over the rounds of events per second; the ratios b/a and c/a are of the medians
    (targets, issue 22: b/a >= 0.90, c/a >= 0.80).
+   With ``--alerts`` (issue 17), the first ``--alert-customers`` customers also get a subscription
+   (started at the start of the events' three months, so its current period holds a month of
+   their usage) to a plan pricing the meter, a spend alert on it, a prepaid wallet with balance
+   alerts, and the metered feature has alert settings; a fourth mode is measured in the same
+   rounds:
+
+   d. library with alerts: as (b), with ``evaluate_alerts_immediately`` on ``--immediate-share``
+      of the batches (every ``round(1 / share)``-th): those evaluate the alerts of the customers
+      the batch touched before returning (invoice previews of their subscriptions, their wallets'
+      real-time balances). The ratio d/b is the target (issue 17: d/b >= 0.90). Without the flag
+      ingestion reads no alert at all, so (b) is ingestion with the alerts configured and without
+      them alike.
+
 2. Unless ``--no-profile``: where (b)'s time goes, over ``--profile-batches`` more batches: the
    wall-clock time of its parts (validation, the insert, the meter lookup, the commit, the unit of
    work), then a cProfile, top functions by cumulative time.
@@ -72,6 +85,7 @@ from billingkit.storage.sql.types import sqlite_time  # how UtcDateTime stores i
 
 TARGET_LIBRARY = 0.90
 TARGET_HTTP = 0.80
+TARGET_ALERTS = 0.90
 EVENT_NAME = "llm.tokens"
 COLUMNS = (
     "tenant_id",
@@ -212,9 +226,13 @@ def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
     env = setup.environments[0][0]
     store.tenant_id, store.environment_id = setup.tenant.id, env.id
     scoped = billing.scope(store.tenant_id, store.environment_id)
-    scoped.meters.create(name="Tokens", event_name=EVENT_NAME, aggregation={"type": "SUM", "field": "tokens"})
+    meter = scoped.meters.create(
+        name="Tokens", event_name=EVENT_NAME, aggregation={"type": "SUM", "field": "tokens"}
+    )
     account, _ = scoped.users.create(type="service_account", name="ingest", roles=["event_ingestor"])
     store.api_key = scoped.api_keys.create(name="bench", service_account_id=account.id).api_key
+    if args.alerts:
+        configure_alerts(scoped, meter.id, workload.customers[: args.alert_customers])
     billing.close()
 
     events = workload.events(args.preload)
@@ -229,6 +247,50 @@ def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
         f"  preloaded {len(rows):,} events for {len(workload.customers):,} customers "
         f"in {time.perf_counter() - started:.1f}s (not measured)"
     )
+
+
+def configure_alerts(scoped: Scoped, meter_id: str, customers: list[str]) -> None:
+    """Alerts of every kind for ``customers`` (``--alerts``): see the module doc."""
+    scoped.features.create(
+        name="Tokens",
+        type="metered",
+        meter_id=meter_id,
+        alert_settings={"alert_enabled": True, "critical": {"threshold": "0", "condition": "below"}},
+    )
+    plan = scoped.plans.create(
+        name="Tokens",
+        prices=[
+            {
+                "type": "USAGE",
+                "billing_model": "FLAT_FEE",
+                "amount": "0.0001",
+                "currency": "usd",
+                "billing_period": "MONTHLY",
+                "invoice_cadence": "ARREAR",
+                "meter_id": meter_id,
+            }
+        ],
+    )
+    for external_id in customers:
+        customer = scoped.customers.create(external_id=external_id, name=external_id)
+        sub = scoped.subscriptions.create(
+            customer_id=customer.id,
+            plan_id=plan.id,
+            currency="usd",
+            billing_period="MONTHLY",
+            start_date=PERIOD_START,
+        )
+        config = {
+            "info": {"threshold": "100", "condition": "above"},
+            "critical": {"threshold": "1000", "condition": "above"},
+        }
+        scoped.alerts.create(entity_type="subscription", entity_id=sub.id, config=config)
+        scoped.wallets.create(
+            customer_id=customer.id,
+            currency="usd",
+            initial_credits_to_load="500",
+            alert_settings={"alert_enabled": True, "warning": {"threshold": "100", "condition": "below"}},
+        )
 
 
 def _sqlite_path(store: Store) -> str:
@@ -560,7 +622,9 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     raw = RawIngest(store)
     billing = Billing(SqlStorage.from_url(store.url, migrate=False))
     scoped = billing.scope(store.tenant_id, store.environment_id)
-    figures: dict[str, list[float]] = {"a": [], "b": [], "c": []}
+    modes = "abcd" if args.alerts else "abc"
+    every = max(1, round(1 / args.immediate_share)) if args.immediate_share > 0 else 0
+    figures: dict[str, list[float]] = {mode: [] for mode in modes}
     with http_server(store) as port:
         client = HttpIngest(port, store.api_key)
 
@@ -571,18 +635,23 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 return [storage_rows(store, b, now) for b in batches]
             if mode == "b":
                 return [wire(b) for b in batches]
+            if mode == "d":
+                return [(wire(b), bool(every) and i % every == 0) for i, b in enumerate(batches)]
             return [json.dumps({"events": wire(b)}).encode() for b in batches]
 
         runners: dict[str, Callable[[Any], int]] = {
             "a": raw,
             "b": lambda batch: len(scoped.events.ingest_bulk(batch).accepted_ids),
             "c": client,
+            "d": lambda item: len(
+                scoped.events.ingest_bulk(item[0], evaluate_alerts_immediately=item[1]).accepted_ids
+            ),
         }
-        for mode in "abc":  # warm up: driver statement caches, pools, the server's first request
+        for mode in modes:  # warm up: driver statement caches, pools, the server's first request
             _measure(runners[mode], inputs(mode, 2), size)
         for round_no in range(1, args.rounds + 1):
             line = []
-            for mode in "abc":
+            for mode in modes:
                 batches = inputs(mode, args.batches)
                 checkpoint(store)
                 if mode == "c":
@@ -595,7 +664,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     raw.close()
 
     result = {mode: statistics.median(values) for mode, values in figures.items()}
-    expected = args.preload + (3 * 2 + 3 * args.rounds * args.batches) * size
+    expected = args.preload + len(modes) * (2 + args.rounds * args.batches) * size
     stored = count_events(store)
     if stored != expected:
         raise SystemExit(f"the events table has {stored:,} rows, expected {expected:,}")
@@ -619,6 +688,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--profile-batches", type=int, default=10)
     parser.add_argument("--top", type=int, default=25, help="profile rows to show")
+    parser.add_argument("--alerts", action="store_true", help="configure alerts and measure (d)")
+    parser.add_argument("--alert-customers", type=int, default=20, help="customers with alerts")
+    parser.add_argument(
+        "--immediate-share", type=float, default=0.1, help="share of (d)'s batches with immediate evaluation"
+    )
     args = parser.parse_args(argv)
 
     stores = [s.strip() for s in args.stores.split(",") if s.strip()]
@@ -637,13 +711,22 @@ def main(argv: list[str]) -> None:
             results[kind] = run_store(Store(kind, url), args)
 
     print()
-    print("| store | (a) raw driver | (b) library | (c) HTTP | b/a | c/a |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| store | (a) raw driver | (b) library | (c) HTTP | b/a | c/a |"
+        + (" (d) alerts | d/b |" if args.alerts else "")
+    )
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.alerts else ""))
     met = True
     for kind, r in results.items():
         b_a, c_a = r["b"] / r["a"], r["c"] / r["a"]
         met = met and b_a >= TARGET_LIBRARY and c_a >= TARGET_HTTP
-        print(f"| {kind} | {r['a']:,.0f}/s | {r['b']:,.0f}/s | {r['c']:,.0f}/s | {b_a:.2f} | {c_a:.2f} |")
+        row = f"| {kind} | {r['a']:,.0f}/s | {r['b']:,.0f}/s | {r['c']:,.0f}/s | {b_a:.2f} | {c_a:.2f} |"
+        if args.alerts:
+            d_b = r["d"] / r["b"]
+            met = met and d_b >= TARGET_ALERTS
+            row += f" {r['d']:,.0f}/s | {d_b:.2f} |"
+        print(row)
     verdict = "met" if met else "NOT met"
-    print(f"targets b/a >= {TARGET_LIBRARY}, c/a >= {TARGET_HTTP}: {verdict}")
+    alerts = f", d/b >= {TARGET_ALERTS}" if args.alerts else ""
+    print(f"targets b/a >= {TARGET_LIBRARY}, c/a >= {TARGET_HTTP}{alerts}: {verdict}")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")

@@ -191,6 +191,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         auto_cancellation_grace_days=_setting(
             None, "BILLINGKIT_AUTO_CANCELLATION_GRACE_DAYS", _days, settings.auto_cancellation_grace_days
         ),
+        alert_check_interval=_setting(
+            None, "BILLINGKIT_ALERT_CHECK_INTERVAL", _interval, settings.alert_check_interval
+        ),
     )
 
 

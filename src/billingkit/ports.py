@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
 from billingkit.domain.addon_associations import AddonAssociation
+from billingkit.domain.alerts import AlertLog, AlertSetting
 from billingkit.domain.catalog import (
     Addon,
     Coupon,
@@ -249,6 +250,8 @@ class Repositories(Protocol):
     subscription_changes: Repository[SubscriptionChange]
     addon_associations: Repository[AddonAssociation]
     subscription_phases: Repository[SubscriptionPhase]
+    alert_settings: Repository[AlertSetting]
+    alert_logs: Ledger[AlertLog]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

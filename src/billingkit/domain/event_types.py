@@ -6,7 +6,7 @@ notification's ``entity_type``); some carry more top-level ``fields`` beside it 
 ``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
 about (plus what it needs besides, e.g. a subscription's customer), or a :class:`Built` with the
 resource and the top-level fields (``event.rejected``'s ``reason``); it is ``None`` where
-billingkit has no such model yet (checkout sessions, alerts).
+billingkit has no such model yet (checkout sessions).
 
 Services record notifications through this catalogue (``services.notifications``), so a type
 that is not declared here cannot be recorded; the API guide lists it (a test keeps the list equal).
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from billingkit.domain.alert_payloads import feature_wallet_alert_fields
 from billingkit.domain.catalog import Entitlement, Feature
 from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
@@ -341,6 +342,16 @@ _WALLET_ALERT = (
     "current_balance",
 )
 
+_ENTITLEMENT_ALERT = (
+    "alert_type",
+    "alert_status",
+    "customer_id",
+    "subscription_id",
+    "usage",
+    "usage_limit",
+    "triggered_at",
+)
+
 
 def _group(
     group: str,
@@ -367,25 +378,40 @@ _CATALOGUE: tuple[EventType, ...] = (
         phase_payload,
     ),
     *_group("Subscription", "subscription", "subscription.renewal.due", subscription_payload),
+    # The alert kinds (issue 17): recorded by the evaluators of services.alert_runs with their
+    # fields from domain.alert_payloads.
     *_group(
         "Spend alerts",
         "subscription",
         "subscription.spend.threshold_reached subscription.spend.threshold_recovered "
         "subscription.line_item_spend.threshold_reached subscription.line_item_spend.threshold_recovered "
         "subscription.group_spend.threshold_reached subscription.group_spend.threshold_recovered",
+        subscription_payload,
         fields=_SPEND_ALERT,
     ),
     *_group(
         "Feature and entitlement", "feature", "feature.created feature.updated feature.deleted", _feature
     ),
-    *_group("Feature and entitlement", None, "feature.wallet_balance.alert", fields=_WALLET_ALERT),
+    *_group(
+        "Feature and entitlement",
+        None,
+        "feature.wallet_balance.alert",
+        feature_wallet_alert_fields,
+        fields=_WALLET_ALERT,
+    ),
     *_group(
         "Feature and entitlement",
         "entitlement",
         "entitlement.created entitlement.updated entitlement.deleted",
         _entitlement,
     ),
-    *_group("Feature and entitlement", "entitlement", "entitlement.grant.exhausted"),
+    *_group(
+        "Feature and entitlement",
+        "entitlement",
+        "entitlement.grant.exhausted",
+        _entitlement,
+        fields=_ENTITLEMENT_ALERT,
+    ),
     *_group(
         "Wallet",
         "wallet",
@@ -400,6 +426,7 @@ _CATALOGUE: tuple[EventType, ...] = (
         "wallet",
         "wallet.credit_balance.dropped wallet.credit_balance.recovered wallet.ongoing_balance.dropped "
         "wallet.ongoing_balance.recovered wallet.ongoing_balance.updated",
+        wallet_payload,
         fields=("alert",),
     ),
     *_group(

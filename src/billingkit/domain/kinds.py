@@ -23,6 +23,7 @@ from enum import Enum
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
 from billingkit.domain.addon_associations import AddonAssociation
+from billingkit.domain.alerts import AlertLog, AlertSetting
 from billingkit.domain.catalog import (
     Addon,
     Coupon,
@@ -434,6 +435,42 @@ KINDS: dict[str, Kind] = {
                 subscription_id=(EQ, IN),
                 customer_id=EQ,
                 application_status=IN,
+            ),
+        ),
+        # An alert on a subscription's spend (or a line item's, a group's) or an entitlement's
+        # usage, with its current state; the worker evaluates it at next_check_at.
+        Kind(
+            "alert_settings",
+            "alert setting",
+            AlertSetting,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="next_check_at",
+            searchable=searchable(
+                entity_type=EQ,
+                entity_id=(EQ, IN),
+                parent_entity_type=EQ,
+                parent_entity_id=(EQ, IN),
+                customer_id=IN,
+                enabled=EQ,
+            ),
+        ),
+        # Each change of an alert's state, numbered per alert: of two evaluators that saw the same
+        # state only one can write the next number (the conditional write that stops double firing).
+        Kind(
+            "alert_logs",
+            "alert log",
+            AlertLog,
+            Level.ENVIRONMENT,
+            unique=(Unique(("alert_key", "sequence"), live_only=False),),
+            append_only=True,
+            searchable=searchable(
+                alert_key=IN,
+                alert_type=EQ,
+                alert_status=EQ,
+                entity_type=EQ,
+                entity_id=EQ,
+                customer_id=EQ,
             ),
         ),
     )

@@ -14,9 +14,10 @@ from typing import Any, Literal
 from billingkit.domain.event_queries import EventPage, EventSort
 from billingkit.domain.usage import UsageQuery, UsageResult
 from billingkit.domain.validation import parse_input
-from billingkit.errors import ValidationError
+from billingkit.errors import AlreadyExists, ValidationError, VersionConflict
 from billingkit.facade.operations import Area, IdOp, RequestOp
 from billingkit.services import event_queries, usage
+from billingkit.services.alert_runs import evaluate_customers
 from billingkit.services.events import IngestResult, get_event, ingest_events
 
 __all__ = ["Events", "Usage"]
@@ -38,16 +39,31 @@ class Events(Area):
     ) -> IngestResult:
         """Validate every event, then store the new ones in one write; all or nothing on invalid
         input (``ValidationError`` on ``events[i].<field>``). At most ``billing.max_bulk_events``.
-        ``evaluate_alerts_immediately`` is recorded on the result (alert evaluation itself
-        arrives with usage alerts)."""
+        With ``evaluate_alerts_immediately``, the alerts of the customers the batch touched are
+        evaluated once the events are stored (:func:`billingkit.services.alert_runs.evaluate_customers`),
+        before this returns; otherwise the worker evaluates them at its next run."""
         result = self._s.run(
             ingest_events,
             events=events,
             max_events=self._s.billing.max_bulk_events,
             evaluate_alerts_immediately=evaluate_alerts_immediately,
         )
+        if evaluate_alerts_immediately and result.accepted_ids:
+            self._evaluate_alerts({str(e.get("external_customer_id")) for e in events})
         self._s.billing._ingested(result)
         return result
+
+    def _evaluate_alerts(self, external_customer_ids: set[str]) -> None:
+        """Evaluate the alerts of the customers a stored batch touched, as the system (the
+        ingesting key may only write events), once more when another evaluator wrote first."""
+        system = self._s.billing.scope(self._s.tenant_id, self._s.environment_id)
+        for attempt in range(2):
+            try:
+                system.run(evaluate_customers, external_customer_ids=external_customer_ids)
+                return
+            except (AlreadyExists, VersionConflict):
+                if attempt:
+                    raise
 
     get = IdOp(get_event, read_only=True)
 

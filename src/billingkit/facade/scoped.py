@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import areas, catalog, metering
+from billingkit.facade import alerting, areas, catalog, metering
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -91,6 +91,7 @@ class Scoped:
     tax_associations = cached_property(catalog.TaxAssociations)
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
+    alerts = cached_property(alerting.Alerts)
 
     def backtest(
         self,

@@ -16,6 +16,7 @@ from billingkit.http.params import check_request_text
 from billingkit.http.routes import (
     access,
     addons,
+    alerts,
     cancellation,
     coupons,
     credit_grant_applications,
@@ -107,6 +108,7 @@ def build_app(
         credit_notes,
         wallet_balances,
         plan_price_sync,
+        alerts,
     ):
         include(module.router, "/v1")
     include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base

@@ -24,7 +24,10 @@ invoices unpaid past their due date are announced once each (``invoice.payment.o
 :func:`billingkit.services.invoice_overdue.notify_overdue_invoices`), and a run
 ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
 (:func:`billingkit.services.auto_cancellation.cancel_unpaid_subscriptions`; off unless
-``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. New
+``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. Alert
+settings due for evaluation (:func:`billingkit.services.alert_runs.evaluate_due_alerts`) are the
+last kind, and the wallet and feature balance alerts of every scope
+(:func:`billingkit.services.alert_runs.evaluate_balance_alerts`) the last step. New
 timed work (webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
 no new port method, adapter code or loop.
 """
@@ -41,6 +44,7 @@ from billingkit.domain.resources import Record
 from billingkit.errors import BillingError, ValidationError
 from billingkit.logfields import log_fields
 from billingkit.ports import Storage, UnitOfWork
+from billingkit.services.alert_runs import evaluate_balance_alerts, evaluate_due_alerts
 from billingkit.services.auto_cancellation import cancel_unpaid_subscriptions
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
 from billingkit.services.context import DueRun
@@ -75,8 +79,11 @@ HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
         # After billing: a period's closing invoice is computed before the next period's credits land.
         "credit_grant_applications": apply_due_applications,
         "invoices": finalize_due_invoices,
-        # Last: a period billed in this run no longer holds its customer's expiries.
+        # A period billed in this run no longer holds its customer's expiries.
         "wallets": expire_due_credits,
+        # Last: spend is measured on the periods as this run left them (a new period after
+        # billing, so a spend alert can recover).
+        "alert_settings": evaluate_due_alerts,
     }
 )
 
@@ -158,6 +165,9 @@ class _Run:
         for result in notify_overdue_invoices(self._storage, self._run):
             self._committed(result, set())
         for result in cancel_unpaid_subscriptions(self._storage, self._run):
+            self._committed(result, set())
+        # Then the wallet and feature balance alerts, on the balances this run left.
+        for result in evaluate_balance_alerts(self._storage, self._run):
             self._committed(result, set())
         return self.report
 

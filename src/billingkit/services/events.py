@@ -71,8 +71,8 @@ class IngestResult:
     accepted_ids: tuple[str, ...]
     duplicate_ids: tuple[str, ...]
     rejected: dict[str, str] = field(default_factory=dict)  # event id -> reason, for new events
-    # The caller asked for usage alerts to be evaluated right away. Recorded and echoed; alert
-    # evaluation itself arrives with notifications (alerts), and will read this flag.
+    # The caller asked for usage alerts to be evaluated right away: ``Events.ingest_bulk`` then
+    # evaluates the touched customers' alerts once the batch is stored (services.alert_runs).
     evaluate_alerts_immediately: bool = False
 
     def to_dict(self) -> dict[str, str]:

@@ -94,6 +94,7 @@ from billingkit.services.tax_resolution import load_subscription_tax_rates
 __all__ = [
     "Charge",
     "ComputedInvoice",
+    "CurrentPeriods",
     "Snapshot",
     "Usage",
     "build_invoice",
@@ -106,6 +107,7 @@ __all__ = [
     "load_snapshot",
     "measure_usage",
     "number_invoices",
+    "preview_current_periods",
     "supported_allowance",
 ]
 
@@ -314,6 +316,44 @@ def compute_invoices(
         compute_invoice(charge, snapshot, used, as_of=as_of)
         for charge, used in zip(charges, usage, strict=True)
     ]
+
+
+def preview_current_periods(
+    uow: UnitOfWork, subscriptions: Sequence[Subscription], *, at: datetime
+) -> tuple[Snapshot, list[ComputedInvoice]]:
+    """The invoice each subscription's current period would produce at ``at`` (its ARREAR charges
+    with the usage so far; no next period, no ADVANCE), without prepaid credits, computed together;
+    and the snapshot they were priced with. What real-time balances and spend alerts read."""
+    charges = [
+        Charge(
+            sub,
+            BillingReason.SUBSCRIPTION_CYCLE,
+            "preview",
+            Period(sub.current_period_start, sub.current_period_end),
+        )
+        for sub in subscriptions
+    ]
+    snapshot = load_snapshot(uow, subscriptions, at=at, credits=False)
+    return snapshot, compute_invoices(uow, charges, snapshot, as_of=at)
+
+
+class CurrentPeriods:
+    """:func:`preview_current_periods` remembered per subscription for one instant, so the readers
+    of one evaluation (spend alerts, real-time balances) compute each subscription's preview once."""
+
+    def __init__(self, uow: UnitOfWork, at: datetime) -> None:
+        self._uow = uow
+        self._at = at
+        self._done: dict[str, tuple[Snapshot, ComputedInvoice]] = {}
+
+    def of(self, subscriptions: Sequence[Subscription]) -> dict[str, tuple[Snapshot, ComputedInvoice]]:
+        """Each subscription's preview and the snapshot it was priced with, by subscription id."""
+        missing = [sub for sub in subscriptions if sub.id not in self._done]
+        if missing:
+            snapshot, computed = preview_current_periods(self._uow, missing, at=self._at)
+            for invoice in computed:
+                self._done[invoice.charge.subscription.id] = (snapshot, invoice)
+        return {sub.id: self._done[sub.id] for sub in subscriptions}
 
 
 def _line_input(

@@ -20,7 +20,15 @@ from billingkit.errors import InternalError
 from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 
-__all__ = ["event", "list_notifications", "notification", "notify", "record", "record_many"]
+__all__ = [
+    "event",
+    "list_notifications",
+    "notification",
+    "notify",
+    "record",
+    "record_many",
+    "record_with_fields",
+]
 
 
 def _declared(event_type: str, entity_type: str | None = None) -> EventType:
@@ -103,6 +111,47 @@ def record(
 ) -> NotificationEvent:
     """Store ``{"event_type": ..., "<entity_type>": resource}`` for delivery after commit."""
     made = event(ctx, event_type=event_type, entity_type=entity_type, entity_id=entity_id, resource=resource)
+    uow.notifications.add(made)
+    ctx.recorded.append(made)
+    return made
+
+
+def record_with_fields(
+    uow: UnitOfWork,
+    ctx: Context,
+    event_type: str,
+    *,
+    entity_type: str,
+    entity_id: str,
+    fields: dict[str, Any],
+    subject: Any = None,
+    context: tuple[Any, ...] = (),
+) -> NotificationEvent:
+    """Store ``{"event_type": ..., "<resource>": build(subject, *context), **fields}`` (a type with a
+    resource) or ``{"event_type": ..., **build(subject, *context), **fields}`` (a flat type) for
+    delivery after commit;
+    ``fields`` must be the top-level fields the catalogue declares for the type. The stored event
+    is about ``entity_type`` ``entity_id``. What the alert evaluators record."""
+    declared = _declared(event_type)
+    if set(fields) - set(declared.fields):
+        raise InternalError(f"{event_type} declares no fields {sorted(set(fields) - set(declared.fields))}")
+    if declared.build is None:
+        raise InternalError(f"billingkit cannot build the payload of {event_type} yet")
+    built = declared.build(subject, *context)
+    payload: dict[str, Any] = {"event_type": event_type}
+    if declared.resource is None:
+        payload.update(built)  # a flat type: the builder makes its fields
+    else:
+        payload[declared.resource] = built
+    payload.update(fields)
+    made = NotificationEvent(
+        id=ctx.ids.new("sys_event"),
+        event_type=event_type,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        payload=payload,
+        **ctx.stamp(),
+    )
     uow.notifications.add(made)
     ctx.recorded.append(made)
     return made

@@ -15,7 +15,13 @@ from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
-__all__ = ["DEFAULT_API_KEY_CACHE_TTL", "DEFAULT_ENTITLEMENT_CACHE_TTL", "DEFAULT_RENEWAL_NOTICE", "Settings"]
+__all__ = [
+    "DEFAULT_ALERT_CHECK_INTERVAL",
+    "DEFAULT_API_KEY_CACHE_TTL",
+    "DEFAULT_ENTITLEMENT_CACHE_TTL",
+    "DEFAULT_RENEWAL_NOTICE",
+    "Settings",
+]
 
 #: Default lead time of the ``subscription.renewal.due`` notification.
 DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
@@ -23,6 +29,8 @@ DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 DEFAULT_ENTITLEMENT_CACHE_TTL = timedelta(seconds=30)
 #: Default for how long an authenticated API key is reused without reading the store.
 DEFAULT_API_KEY_CACHE_TTL = timedelta(seconds=5)
+#: Default for how often the worker evaluates each alert setting.
+DEFAULT_ALERT_CHECK_INTERVAL = timedelta(minutes=1)
 
 
 def _whole(value: object, name: str) -> None:
@@ -64,6 +72,9 @@ class Settings:
       invoices alone; a number of days (0 or more) makes every due-work run cancel, at once, the
       active subscriptions with a finalized subscription invoice still unpaid that many days after
       its due date (:mod:`billingkit.services.auto_cancellation`).
+    - ``alert_check_interval``: how often the worker evaluates each alert setting (spend and
+      entitlement alerts; wallet and feature balance alerts are evaluated at every run), see
+      :mod:`billingkit.services.alert_runs`.
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -78,6 +89,7 @@ class Settings:
     auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
     api_key_cache_ttl: timedelta = DEFAULT_API_KEY_CACHE_TTL
     auto_cancellation_grace_days: int | None = None
+    alert_check_interval: timedelta = DEFAULT_ALERT_CHECK_INTERVAL
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -112,6 +124,11 @@ class Settings:
         if not isinstance(check, timedelta) or check <= timedelta(0):
             raise ValidationError(
                 "auto_invoice_check_interval must be a timedelta above 0", field="auto_invoice_check_interval"
+            )
+        alerts = self.alert_check_interval
+        if not isinstance(alerts, timedelta) or alerts <= timedelta(0):
+            raise ValidationError(
+                "alert_check_interval must be a timedelta above 0", field="alert_check_interval"
             )
         grace = self.auto_cancellation_grace_days
         if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int) or grace < 0):

@@ -19,6 +19,7 @@ __all__ = [
     "Feature",
     "FeatureType",
     "ReportingUnit",
+    "check_alert_settings",
     "check_feature",
 ]
 
@@ -101,22 +102,27 @@ def check_feature(feature: Feature) -> None:
         raise ValidationError(
             "reporting_unit.conversion_rate must be greater than 0", field="reporting_unit.conversion_rate"
         )
-    settings = feature.alert_settings
-    if settings is None:
-        return
+    if feature.alert_settings is not None:
+        check_alert_settings(feature.alert_settings, "alert_settings")
+
+
+def check_alert_settings(settings: AlertSettings, field: str) -> None:
+    """Enabled alerts need a threshold; the thresholds share one condition and escalate from info
+    to warning to critical (upwards for ``above``, downwards for ``below``). ``ValidationError``
+    names ``field`` (``alert_settings``, ``config``) and the level at fault."""
     levels = [(name, getattr(settings, name)) for name in _SEVERITY if getattr(settings, name) is not None]
     if settings.alert_enabled and not levels:
-        raise ValidationError("enabled alerts need at least one threshold", field="alert_settings")
+        raise ValidationError("enabled alerts need at least one threshold", field=field)
     conditions = {level.condition for _, level in levels}
     if len(conditions) > 1:
         raise ValidationError(
             "alert thresholds must all use the same condition",
-            field=f"alert_settings.{levels[-1][0]}.condition",
+            field=f"{field}.{levels[-1][0]}.condition",
         )
     for (_, lower), (name, higher) in itertools.pairwise(levels):
         ascending = lower.condition is AlertCondition.ABOVE
         if (higher.threshold < lower.threshold) if ascending else (higher.threshold > lower.threshold):
             raise ValidationError(
                 "alert thresholds must escalate from info to warning to critical",
-                field=f"alert_settings.{name}.threshold",
+                field=f"{field}.{name}.threshold",
             )

@@ -244,13 +244,16 @@ _FIELDS: dict[str, Any] = {
     "subscription_line_item_id": str | None,
     "group_id": str | None,
     "current_spend": DecimalString,
-    "threshold": DecimalString,
+    "threshold": DecimalString | None,
     "triggered_at": Timestamp,
     "customer_id": str,
     "feature_id": str | None,
     "wallet_id": str,
     "credit_balance": DecimalString,
     "current_balance": DecimalString,
+    "subscription_id": str,
+    "usage": DecimalString,
+    "usage_limit": DecimalString | None,
 }
 # Sent only by some kinds of a group (a wallet's ``alert`` by the balance alerts).
 _OPTIONAL = frozenset({"alert"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, false
 
+from billingkit.storage.sql.alert_tables import alert_logs, alert_settings
 from billingkit.storage.sql.columns import (
     LIVE,
     common_columns,
@@ -560,4 +561,6 @@ TABLES: dict[str, Table] = {
     "subscription_changes": subscription_changes,
     "addon_associations": addon_associations,
     "subscription_phases": subscription_phases,
+    "alert_settings": alert_settings,
+    "alert_logs": alert_logs,
 }

@@ -299,6 +299,30 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "idempotency_key": f"cga|{n}",
         },
         "line_item_owners": {"subscription_id": f"subs_{n}"},
+        "alert_settings": {
+            "entity_type": "subscription",
+            "entity_id": f"subs_{n}",
+            "customer_id": f"cust_{n}",
+            "config": {"alert_enabled": True, "critical": {"threshold": "100", "condition": "above"}},
+            "next_check_at": T0,
+        },
+        "alert_logs": {
+            "alert_key": f"subscription_spend:subs_{n}:",
+            "sequence": n,
+            "alert_type": "subscription_spend",
+            "alert_status": "in_alarm",
+            "entity_type": "subscription",
+            "entity_id": f"subs_{n}",
+            "customer_id": f"cust_{n}",
+            "alert_info": {
+                "alert_settings": {
+                    "alert_enabled": True,
+                    "critical": {"threshold": "100", "condition": "above"},
+                },
+                "value": "120.5",
+                "timestamp": T0,
+            },
+        },
         "subscription_pauses": {
             "subscription_id": f"subs_{n}",
             "pause_status": "active",
