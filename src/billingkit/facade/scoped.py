@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import areas, catalog, metering
+from billingkit.facade import areas, catalog, metering, webhooks
 from billingkit.ports import UnitOfWork
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class Scoped:
     tax_associations = cached_property(catalog.TaxAssociations)
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
+    webhooks = cached_property(webhooks.Webhooks)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

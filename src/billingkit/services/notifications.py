@@ -45,6 +45,7 @@ def event(
         entity_type=entity_type,
         entity_id=entity_id,
         payload={"event_type": event_type, entity_type: resource},
+        dispatch_at=ctx.now,
         **ctx.stamp(),
     )
 

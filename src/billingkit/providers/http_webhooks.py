@@ -1,0 +1,103 @@
+"""``HttpWebhookTransport``: webhook requests over HTTP with httpx, a batch at a time, concurrently.
+
+It owns one event loop, on a daemon thread of its own, and one ``httpx.AsyncClient`` on it (kept
+alive between batches: connections to a receiver are reused). :meth:`deliver_many` hands a batch to
+that loop and waits: at most ``concurrency`` requests are in flight at once (a semaphore), each
+gives up after its ``timeout``. Redirects are not followed (a receiver answers where it was
+registered). A receiver's failure is a :class:`DeliveryResult`, never an exception; nothing it
+logs carries a request's headers (they hold the signature) or body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from billingkit.domain.gateways import DeliveryResult, WebhookRequest
+from billingkit.errors import ValidationError
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["HttpWebhookTransport"]
+
+USER_AGENT = "billingkit-webhooks/1"
+
+
+class HttpWebhookTransport:
+    """Sends webhook requests over HTTP (``pip install 'billingkit[webhooks]'``).
+
+    >>> transport = HttpWebhookTransport(concurrency=32)   # doctest: +SKIP
+    >>> billing = Billing(storage, webhook_transport=transport)   # doctest: +SKIP
+
+    Safe to call from several threads; :meth:`close` ends its loop and connections.
+    """
+
+    def __init__(self, *, concurrency: int = 32) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValidationError("concurrency must be a whole number of at least 1", field="concurrency")
+        import httpx  # fails here, at construction, when the extra is missing
+
+        self.concurrency = concurrency
+        self._httpx = httpx
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="billingkit-webhooks", daemon=True
+        )
+        self._thread.start()
+        self._client: httpx.AsyncClient | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+
+    def deliver(self, request: WebhookRequest) -> DeliveryResult:
+        return self.deliver_many([request])[0]
+
+    def deliver_many(self, requests: Sequence[WebhookRequest]) -> list[DeliveryResult]:
+        if not requests:
+            return []
+        future = asyncio.run_coroutine_threadsafe(self._send_all(list(requests)), self._loop)
+        return future.result()
+
+    async def _send_all(self, requests: list[WebhookRequest]) -> list[DeliveryResult]:
+        if self._client is None:
+            limits = self._httpx.Limits(
+                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+            )
+            self._client = self._httpx.AsyncClient(limits=limits, follow_redirects=False)
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        return list(await asyncio.gather(*(self._send(request) for request in requests)))
+
+    async def _send(self, request: WebhookRequest) -> DeliveryResult:
+        assert self._client is not None and self._semaphore is not None
+        async with self._semaphore:
+            started = time.perf_counter()
+            try:
+                response = await self._client.post(
+                    request.url,
+                    content=request.body,
+                    headers={"user-agent": USER_AGENT, **request.headers},
+                    timeout=request.timeout,
+                )
+            except self._httpx.TimeoutException:
+                return DeliveryResult(
+                    None, f"no answer within {request.timeout:g} s", time.perf_counter() - started
+                )
+            except self._httpx.HTTPError as exc:
+                # The exception's class and text name the failure (refused, reset, bad URL); they
+                # carry no header of the request.
+                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                return DeliveryResult(None, reason[:500], time.perf_counter() - started)
+            return DeliveryResult(response.status_code, None, time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Close the connections and stop the loop."""
+        if self._client is not None:
+            asyncio.run_coroutine_threadsafe(self._client.aclose(), self._loop).result()
+            self._client = None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    def __repr__(self) -> str:
+        return f"HttpWebhookTransport(concurrency={self.concurrency})"
