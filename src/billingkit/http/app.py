@@ -48,6 +48,7 @@ from billingkit.http.routes import (
     usage,
     wallet_balances,
     wallets,
+    webhooks,
 )
 
 __all__ = ["build_app"]
@@ -107,6 +108,7 @@ def build_app(
         credit_notes,
         wallet_balances,
         plan_price_sync,
+        webhooks,
     ):
         include(module.router, "/v1")
     include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base

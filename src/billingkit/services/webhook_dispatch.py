@@ -184,11 +184,7 @@ class Dispatcher:
                         _all(scoped, "webhook_endpoints", Filter("enabled", Op.EQ, True)),
                     )
                     for event in group:
-                        wanted = [
-                            e
-                            for e in endpoints
-                            if e.wants(event.event_type) and e.created_at <= event.created_at
-                        ]
+                        wanted = [e for e in endpoints if e.wants(event.event_type) and _older(e, event)]
                         made += new_deliveries(self._ids, event, wanted, now)
                     scoped.notifications.update_many(
                         [(e, e.model_copy(update={"dispatch_at": None})) for e in group]
@@ -408,6 +404,12 @@ def _nudged(
         and head.next_attempt_at is not None
         and head.next_attempt_at > now
     ]
+
+
+def _older(endpoint: WebhookEndpoint, event: NotificationEvent) -> bool:
+    """True when ``endpoint`` was created before ``event`` was recorded: by time, then (within
+    one instant) by the time-ordered part of their ids."""
+    return (endpoint.created_at, endpoint.id.rsplit("_", 1)[-1]) < (event.created_at, event.id.rsplit("_", 1)[-1])
 
 
 def _why_not(endpoint: WebhookEndpoint | None, event: NotificationEvent | None) -> str | None:
