@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Receiver:
         self.received: list[Received] = []
         self.answers: list[int] = []
         self.default = 200
+        self.delay = 0.0  # seconds each answer takes
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -45,6 +47,8 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                if receiver.delay:
+                    time.sleep(receiver.delay)
                 with receiver._lock:
                     receiver.received.append(
                         Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
