@@ -132,7 +132,9 @@ def test_retries_back_off_then_the_delivery_fails_and_the_next_one_goes(
     [first] = scoped.webhooks.deliveries(event_type="customer.created").items
     assert first.attempt_count == 1 and first.error == "connection refused" and first.response_code is None
     assert first.next_attempt_at is not None
-    assert timedelta(seconds=5) <= first.next_attempt_at - start <= timedelta(seconds=10)  # base 10 s, jittered
+    assert (
+        timedelta(seconds=5) <= first.next_attempt_at - start <= timedelta(seconds=10)
+    )  # base 10 s, jittered
     clock.set(first.next_attempt_at - timedelta(microseconds=1))
     assert billing.deliver_webhooks().sent == 0  # not due yet
     clock.set(first.next_attempt_at)
@@ -244,7 +246,9 @@ def test_retry_and_replay_send_again_with_the_event_id(
     before = len(transport.deliveries)
     billing.deliver_webhooks()
     ids = [r.headers["webhook-id"] for r, _ in transport.deliveries[before:]]
-    assert sorted(ids) == sorted([failed.event_id, failed.event_id, _events(scoped, "customer.updated")[0].id])
+    assert sorted(ids) == sorted(
+        [failed.event_id, failed.event_id, _events(scoped, "customer.updated")[0].id]
+    )
     with pytest.raises(ValidationError):
         scoped.webhooks.replay(since=customer.created_at)  # since needs an endpoint
     with pytest.raises(NotFound):

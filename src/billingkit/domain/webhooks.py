@@ -27,6 +27,10 @@ from billingkit.domain.validation import UtcDatetime
 __all__ = ["DeliveryStatus", "WebhookDelivery", "WebhookEndpoint", "attempt_record", "retry_delay"]
 
 
+#: The keys of one attempt in :attr:`WebhookDelivery.attempts`, in wire order.
+ATTEMPT_KEYS = ("at", "response_code", "latency_ms", "error")
+
+
 class DeliveryStatus(StrEnum):
     PENDING = "pending"
     DELIVERED = "delivered"
@@ -91,7 +95,11 @@ class WebhookDelivery(EnvironmentResource):
         return f"<WebhookDelivery {self.id} {state} {self.event_type} -> {self.endpoint_id}>"
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The wire form; each attempt's keys in one order whatever the store kept (PostgreSQL's
+        JSONB reorders them)."""
+        data = self.model_dump(mode="json")
+        data["attempts"] = [{key: attempt.get(key) for key in ATTEMPT_KEYS} for attempt in self.attempts]
+        return data
 
 
 def retry_delay(
