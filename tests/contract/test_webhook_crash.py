@@ -40,7 +40,8 @@ settings = Settings(
     webhook_secret_key=sys.argv[2], webhook_batch_size=10, webhook_timeout=1.0,
     webhook_lease=timedelta(seconds=2), webhook_concurrency=4,
 )
-billing = Billing.from_url(sys.argv[1], settings=settings, webhook_transport=HttpWebhookTransport(concurrency=4))
+transport = HttpWebhookTransport(concurrency=4)
+billing = Billing.from_url(sys.argv[1], settings=settings, webhook_transport=transport)
 print("ready", flush=True)
 billing.deliver_webhooks()
 print("finished", flush=True)

@@ -152,6 +152,7 @@ class Dispatcher:
         self._signing_clock = signing_clock
         self._ids = ids
         self._rng = rng or random.Random()
+        self._secrets: dict[str, str] = {}  # ciphertext -> secret, for this pass only
         self.report = DispatchReport()
 
     def run(self) -> DispatchReport:
@@ -272,10 +273,13 @@ class Dispatcher:
     def _outgoing(
         self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, event: NotificationEvent
     ) -> _Outgoing:
-        try:
-            secret = self._providers.webhook_secrets.open(endpoint.secret_ciphertext)
-        except BillingError as exc:
-            return _Outgoing(delivery, None, exc.message)
+        secret = self._secrets.get(endpoint.secret_ciphertext)
+        if secret is None:
+            try:
+                secret = self._providers.webhook_secrets.open(endpoint.secret_ciphertext)
+            except BillingError as exc:
+                return _Outgoing(delivery, None, exc.message)
+            self._secrets[endpoint.secret_ciphertext] = secret
         request = signed_request(
             endpoint,
             secret,
@@ -409,7 +413,10 @@ def _nudged(
 def _older(endpoint: WebhookEndpoint, event: NotificationEvent) -> bool:
     """True when ``endpoint`` was created before ``event`` was recorded: by time, then (within
     one instant) by the time-ordered part of their ids."""
-    return (endpoint.created_at, endpoint.id.rsplit("_", 1)[-1]) < (event.created_at, event.id.rsplit("_", 1)[-1])
+    return (endpoint.created_at, endpoint.id.rsplit("_", 1)[-1]) < (
+        event.created_at,
+        event.id.rsplit("_", 1)[-1],
+    )
 
 
 def _why_not(endpoint: WebhookEndpoint | None, event: NotificationEvent | None) -> str | None:
