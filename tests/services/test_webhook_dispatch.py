@@ -158,7 +158,7 @@ def test_retries_back_off_then_the_delivery_fails_and_the_next_one_goes(
 def test_backoff_doubles_up_to_the_cap_with_jitter_in_its_upper_half() -> None:
     rng = random.Random(7)
     base, cap = timedelta(seconds=5), timedelta(minutes=1)
-    for failures, exact in [(1, 5), (2, 10), (3, 20), (4, 40), (5, 60), (9, 60)]:
+    for failures, exact in [(1, 5), (2, 10), (3, 20), (4, 40), (5, 60), (9, 60), (10_000, 60)]:
         delays = [retry_delay(failures, base=base, cap=cap, rng=rng) for _ in range(50)]
         assert all(timedelta(seconds=exact / 2) <= d <= timedelta(seconds=exact) for d in delays)
         assert len(set(delays)) > 1  # jittered

@@ -109,7 +109,8 @@ def retry_delay(
     failure, at most ``cap``, then jittered to a uniform point in its upper half (so receivers
     that come back are not hit by every sender at the same instant, and the wait never shrinks
     below half the schedule)."""
-    exact: timedelta = min(base * (2 ** max(failures - 1, 0)), cap)
+    seconds = base.total_seconds() * 2.0 ** min(max(failures - 1, 0), 64)  # 2**64: past any cap
+    exact: timedelta = timedelta(seconds=min(seconds, cap.total_seconds()))
     share: float = (rng or random).uniform(0.5, 1.0)
     waited: timedelta = exact * share
     return waited
