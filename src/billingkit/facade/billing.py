@@ -30,7 +30,7 @@ from billingkit.services.due_work import run_due_work
 from billingkit.services.entitlement_cache import EntitlementCache
 from billingkit.services.events import IngestResult
 from billingkit.services.settings import DEFAULT_RENEWAL_NOTICE, Settings
-from billingkit.services.webhook_dispatch import DispatchReport, deliver_webhooks
+from billingkit.services.webhook_dispatch import Dispatcher, DispatchReport
 from billingkit.services.webhook_secrets import SecretBox, new_key
 
 __all__ = ["DEFAULT_RENEWAL_NOTICE", "Billing"]
@@ -179,13 +179,17 @@ class Billing:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Billing:
         """Configure from ``BILLINGKIT_*`` variables (see docs/configuration.md):
         ``BILLINGKIT_DATABASE_URL`` (default: the in-memory store),
-        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts) and
+        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts),
+        ``BILLINGKIT_WEBHOOK_SECRET_KEY`` (encrypts webhook endpoint secrets) and
         ``BILLINGKIT_RAZORPAY_KEY_ID`` with ``BILLINGKIT_RAZORPAY_KEY_SECRET`` (payments through
         Razorpay instead of the sandbox; see :meth:`RazorpayPaymentProvider.from_env`)."""
         env = os.environ if environ is None else environ
         payment_provider = RazorpayPaymentProvider.from_env(env)
         url = env.get("BILLINGKIT_DATABASE_URL")
-        settings = Settings(token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None)
+        settings = Settings(
+            token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None,
+            webhook_secret_key=env.get("BILLINGKIT_WEBHOOK_SECRET_KEY") or None,
+        )
         if settings.token_secret is None:
             log.warning(
                 "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
@@ -343,14 +347,14 @@ class Billing:
         ``webhook_transport`` outside any transaction; their ``webhook-timestamp`` is the wall
         clock's. Safe to call from several processes at once. The worker calls it every
         ``settings.webhook_interval`` seconds."""
-        return deliver_webhooks(
+        return Dispatcher(
             self.storage,
             self.providers,
             self.settings,
             clock=self.clock.now,
             signing_clock=_WALL_CLOCK.now,
             ids=self.ids.new,
-        )
+        ).run()
 
     # -- notifications ---------------------------------------------------------------------
     def subscribe(self, event_type: str, callback: Subscriber) -> Callable[[], None]:

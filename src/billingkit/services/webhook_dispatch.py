@@ -1,6 +1,7 @@
 """The webhook dispatcher: notifications from the outbox to the endpoints that want them.
 
-One pass (:func:`deliver_webhooks`) repeats rounds until nothing is left to send now. A round:
+One pass (:meth:`Dispatcher.run`, what ``Billing.deliver_webhooks`` calls) repeats rounds until
+nothing is left to send now. A round:
 
 1. **Fan out** (one short unit of work per batch): claim notifications whose ``dispatch_at`` has
    come (``uow.claim_due``, any scope), add one ``pending`` delivery per enabled endpoint of the
@@ -53,7 +54,7 @@ from billingkit.services.context import Providers
 from billingkit.services.settings import Settings
 from billingkit.services.webhook_signing import signed_request
 
-__all__ = ["CLAIMED", "DispatchReport", "Dispatcher", "deliver_webhooks", "new_deliveries"]
+__all__ = ["CLAIMED", "DispatchReport", "Dispatcher", "new_deliveries"]
 
 log = logging.getLogger("billingkit.webhooks")
 
@@ -428,17 +429,3 @@ def _why_not(endpoint: WebhookEndpoint | None, event: NotificationEvent | None) 
     if event is None:
         return "the event no longer exists"
     return None
-
-
-def deliver_webhooks(
-    storage: Storage,
-    providers: Providers,
-    settings: Settings,
-    *,
-    clock: Callable[[], datetime],
-    signing_clock: Callable[[], datetime],
-    ids: Callable[[str], str],
-) -> DispatchReport:
-    """One dispatcher pass (:class:`Dispatcher`): hand over due notifications, then send, retry
-    and record every delivery due now."""
-    return Dispatcher(storage, providers, settings, clock=clock, signing_clock=signing_clock, ids=ids).run()

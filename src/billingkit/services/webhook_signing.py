@@ -22,10 +22,12 @@ from billingkit.errors import ConfigurationError
 
 __all__ = ["envelope_body", "signed_request"]
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+
 
 def envelope_body(payload: dict[str, Any]) -> str:
     """The JSON text a receiver gets for ``payload`` (compact; decimals as strings)."""
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _ENCODER.encode(payload)
 
 
 def signed_request(
