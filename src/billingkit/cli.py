@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.errors import BillingError
 
@@ -89,6 +89,18 @@ def _optional_count(text: str) -> int | None:
     if text.strip().lower() == "never":
         return None
     return _positive_int(text)
+
+
+#: The webhook settings of ``serve`` and ``worker``: (field, variable, parser); no flags.
+_WEBHOOK: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    ("webhook_interval", "BILLINGKIT_WEBHOOK_INTERVAL", _positive_float),
+    ("webhook_timeout", "BILLINGKIT_WEBHOOK_TIMEOUT", _positive_float),
+    ("webhook_concurrency", "BILLINGKIT_WEBHOOK_CONCURRENCY", _positive_int),
+    ("webhook_max_attempts", "BILLINGKIT_WEBHOOK_MAX_ATTEMPTS", _positive_int),
+    ("webhook_retry_base", "BILLINGKIT_WEBHOOK_RETRY_BASE", _interval),
+    ("webhook_retry_cap", "BILLINGKIT_WEBHOOK_RETRY_CAP", _interval),
+    ("webhook_disable_after", "BILLINGKIT_WEBHOOK_DISABLE_AFTER", _optional_count),
+)
 
 
 def _port(text: str) -> int:
@@ -198,27 +210,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     if not hasattr(args, "interval"):
         return settings
     return settings.replace(
-        webhook_interval=_setting(
-            None, "BILLINGKIT_WEBHOOK_INTERVAL", _positive_float, settings.webhook_interval
-        ),
-        webhook_timeout=_setting(
-            None, "BILLINGKIT_WEBHOOK_TIMEOUT", _positive_float, settings.webhook_timeout
-        ),
-        webhook_concurrency=_setting(
-            None, "BILLINGKIT_WEBHOOK_CONCURRENCY", _positive_int, settings.webhook_concurrency
-        ),
-        webhook_max_attempts=_setting(
-            None, "BILLINGKIT_WEBHOOK_MAX_ATTEMPTS", _positive_int, settings.webhook_max_attempts
-        ),
-        webhook_retry_base=_setting(
-            None, "BILLINGKIT_WEBHOOK_RETRY_BASE", _interval, settings.webhook_retry_base
-        ),
-        webhook_retry_cap=_setting(
-            None, "BILLINGKIT_WEBHOOK_RETRY_CAP", _interval, settings.webhook_retry_cap
-        ),
-        webhook_disable_after=_setting(
-            None, "BILLINGKIT_WEBHOOK_DISABLE_AFTER", _optional_count, settings.webhook_disable_after
-        ),
+        **{
+            name: _setting(None, variable, parse, getattr(settings, name))
+            for name, variable, parse in _WEBHOOK
+        },
         worker_interval=_setting(
             args.interval, "BILLINGKIT_WORKER_INTERVAL", _positive_float, settings.worker_interval
         ),

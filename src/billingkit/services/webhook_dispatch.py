@@ -35,7 +35,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import cast
+from typing import TypeVar, cast
 
 from billingkit.domain.gateways import DeliveryResult, WebhookRequest
 from billingkit.domain.notifications import NotificationEvent
@@ -64,6 +64,7 @@ CLAIMED = ("notifications", "webhook_deliveries")
 
 Scope = tuple[str, str]
 Key = tuple[str, str]  # (endpoint id, entity id): one resource's order at one endpoint
+Item = TypeVar("Item", WebhookDelivery, NotificationEvent)
 
 
 @dataclass
@@ -126,8 +127,12 @@ def _all(uow: UnitOfWork, kind: str, *filters: Filter) -> list[object]:
             return items
 
 
-def _scope(item: WebhookDelivery | NotificationEvent) -> Scope:
-    return item.tenant_id, item.environment_id
+def _by_scope(items: Sequence[Item]) -> dict[Scope, list[Item]]:
+    """``items`` grouped by (tenant, environment), each group in the given order."""
+    groups: dict[Scope, list[Item]] = defaultdict(list)
+    for item in items:
+        groups[(item.tenant_id, item.environment_id)].append(item)
+    return groups
 
 
 class Dispatcher:
@@ -175,29 +180,27 @@ class Dispatcher:
                 events = cast("list[NotificationEvent]", uow.claim_due("notifications", now, batch))
                 if not events:
                     return total
-                made: list[WebhookDelivery] = []
-                by_scope: dict[Scope, list[NotificationEvent]] = defaultdict(list)
-                for event in events:
-                    by_scope[_scope(event)].append(event)
-                for (tenant_id, environment_id), group in by_scope.items():
+                made = 0
+                for (tenant_id, environment_id), group in _by_scope(events).items():
                     scoped = uow.for_scope(tenant_id, environment_id)
                     endpoints = cast(
                         "list[WebhookEndpoint]",
                         _all(scoped, "webhook_endpoints", Filter("enabled", Op.EQ, True)),
                     )
+                    deliveries: list[WebhookDelivery] = []
                     for event in group:
                         wanted = [e for e in endpoints if e.wants(event.event_type) and _older(e, event)]
-                        made += new_deliveries(self._ids, event, wanted, now)
+                        deliveries += new_deliveries(self._ids, event, wanted, now)
                     scoped.notifications.update_many(
                         [(e, e.model_copy(update={"dispatch_at": None})) for e in group]
                     )
-                    mine = [d for d in made if _scope(d) == (tenant_id, environment_id)]
-                    if mine:
-                        scoped.webhook_deliveries.add_many(mine)
+                    if deliveries:
+                        scoped.webhook_deliveries.add_many(deliveries)
+                    made += len(deliveries)
                 uow.commit()
             total += len(events)
             self.report.events += len(events)
-            self.report.deliveries += len(made)
+            self.report.deliveries += made
             if len(events) < batch:
                 return total
 
@@ -229,10 +232,7 @@ class Dispatcher:
             if not due:
                 return []
             outgoing: list[_Outgoing] = []
-            by_scope: dict[Scope, list[WebhookDelivery]] = defaultdict(list)
-            for delivery in due:
-                by_scope[_scope(delivery)].append(delivery)
-            for (tenant_id, environment_id), group in by_scope.items():
+            for (tenant_id, environment_id), group in _by_scope(due).items():
                 scoped = uow.for_scope(tenant_id, environment_id)
                 outgoing += self._claim_scope(scoped, group, now)
             uow.commit()
@@ -295,10 +295,7 @@ class Dispatcher:
     def _record(self, outgoing: list[_Outgoing], answers: dict[str, DeliveryResult]) -> None:
         now = self._clock()
         with self._storage.unit_of_work() as uow:
-            by_scope: dict[Scope, list[WebhookDelivery]] = defaultdict(list)
-            for o in outgoing:
-                by_scope[_scope(o.delivery)].append(o.delivery)
-            for (tenant_id, environment_id), group in by_scope.items():
+            for (tenant_id, environment_id), group in _by_scope([o.delivery for o in outgoing]).items():
                 scoped = uow.for_scope(tenant_id, environment_id)
                 self._record_scope(scoped, group, answers, now)
             uow.commit()
