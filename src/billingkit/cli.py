@@ -18,12 +18,13 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.errors import BillingError
 
 if TYPE_CHECKING:  # the CLI imports the library lazily: `billingkit --version` stays fast
     from billingkit.facade import Billing
+    from billingkit.ports import WebhookTransport
     from billingkit.services.settings import Settings
 
 DEFAULT_DATABASE_URL = "sqlite:///billingkit.db"
@@ -31,6 +32,10 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 NO_TOKEN_SECRET = (
     "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random secret and "
     "stop working when the process restarts (and differ between processes)"
+)
+NO_WEBHOOK_KEY = (
+    "BILLINGKIT_WEBHOOK_SECRET_KEY is not set: webhook endpoint secrets are encrypted with a random "
+    "key and cannot sign after the process restarts (rotate them, or set the key)"
 )
 
 log = logging.getLogger("billingkit.cli")
@@ -77,6 +82,25 @@ def _interval(text: str) -> timedelta:
     if not seconds > 0:
         raise ValueError("must be seconds, above 0")
     return timedelta(seconds=seconds)
+
+
+def _optional_count(text: str) -> int | None:
+    """A whole number of at least 1, or ``never`` (``None``)."""
+    if text.strip().lower() == "never":
+        return None
+    return _positive_int(text)
+
+
+#: The webhook settings of ``serve`` and ``worker``: (field, variable, parser); no flags.
+_WEBHOOK: tuple[tuple[str, str, Callable[[str], Any]], ...] = (
+    ("webhook_interval", "BILLINGKIT_WEBHOOK_INTERVAL", _positive_float),
+    ("webhook_timeout", "BILLINGKIT_WEBHOOK_TIMEOUT", _positive_float),
+    ("webhook_concurrency", "BILLINGKIT_WEBHOOK_CONCURRENCY", _positive_int),
+    ("webhook_max_attempts", "BILLINGKIT_WEBHOOK_MAX_ATTEMPTS", _positive_int),
+    ("webhook_retry_base", "BILLINGKIT_WEBHOOK_RETRY_BASE", _interval),
+    ("webhook_retry_cap", "BILLINGKIT_WEBHOOK_RETRY_CAP", _interval),
+    ("webhook_disable_after", "BILLINGKIT_WEBHOOK_DISABLE_AFTER", _optional_count),
+)
 
 
 def _port(text: str) -> int:
@@ -139,11 +163,25 @@ def _billing(args: argparse.Namespace, settings: Settings | None = None) -> Bill
     from billingkit.facade import Billing
     from billingkit.providers import RazorpayPaymentProvider
 
+    settings = settings or _settings(args)
     return Billing.from_url(
         _database_url(args),
-        settings=settings or _settings(args),
+        settings=settings,
         payment_provider=RazorpayPaymentProvider.from_env(os.environ),
+        webhook_transport=_webhook_transport(settings),
     )
+
+
+def _webhook_transport(settings: Settings) -> WebhookTransport | None:
+    """Receivers are called over HTTP when the ``webhooks`` extra is installed; otherwise the
+    in-memory transport keeps deliveries (with a warning: nothing leaves the process)."""
+    try:
+        from billingkit.providers.http_webhooks import HttpWebhookTransport
+
+        return HttpWebhookTransport(concurrency=settings.webhook_concurrency)
+    except ModuleNotFoundError:
+        log.warning("httpx is not installed: webhooks are not sent (pip install 'billingkit[webhooks]')")
+        return None
 
 
 def _configure_logging(level: str) -> None:
@@ -165,10 +203,17 @@ def _settings(args: argparse.Namespace) -> Settings:
     else off)."""
     from billingkit.services.settings import Settings
 
-    settings = Settings(token_secret=_token_secret())
+    settings = Settings(
+        token_secret=_token_secret(),
+        webhook_secret_key=os.environ.get("BILLINGKIT_WEBHOOK_SECRET_KEY") or None,
+    )
     if not hasattr(args, "interval"):
         return settings
     return settings.replace(
+        **{
+            name: _setting(None, variable, parse, getattr(settings, name))
+            for name, variable, parse in _WEBHOOK
+        },
         worker_interval=_setting(
             args.interval, "BILLINGKIT_WORKER_INTERVAL", _positive_float, settings.worker_interval
         ),
@@ -245,6 +290,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if settings.token_secret is None:
         log.warning(NO_TOKEN_SECRET)
+    if settings.webhook_secret_key is None:
+        log.warning(NO_WEBHOOK_KEY)
     billing = _billing(args, settings)
     worker = Worker(billing).start() if run_worker else None
     app = create_app(billing)

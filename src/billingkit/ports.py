@@ -55,6 +55,7 @@ from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 from billingkit.domain.wallets import Wallet, WalletTransaction
+from billingkit.domain.webhooks import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Clock",
@@ -224,6 +225,8 @@ class Repositories(Protocol):
     api_keys: Repository[ApiKey]
     customers: Repository[Customer]
     notifications: Repository[NotificationEvent]
+    webhook_endpoints: Repository[WebhookEndpoint]
+    webhook_deliveries: Repository[WebhookDelivery]
     plans: Repository[Plan]
     addons: Repository[Addon]
     prices: Repository[Price]
@@ -380,4 +383,9 @@ class WebhookTransport(Protocol):
         """Send ``request`` once and report the receiver's answer. A receiver's failure (an error
         status, a refused connection, a timeout) is a result, not an exception, so the caller can
         record the attempt and retry it later."""
+        ...
+
+    def deliver_many(self, requests: Sequence[WebhookRequest]) -> list[DeliveryResult]:
+        """Send each of ``requests`` once (concurrently if the transport can) and report the
+        answers in the same order, as :meth:`deliver` does for one."""
         ...

@@ -214,6 +214,23 @@ def test_the_invoice_finalization_delay_comes_from_its_variable(monkeypatch: pyt
     assert _settings(parser.parse_args(["serve"])).invoice_finalization_delay == timedelta(hours=2)
 
 
+def test_the_webhook_settings_come_from_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = build_parser()
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_SECRET_KEY", "a-key")
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_INTERVAL", "0.5")
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_CONCURRENCY", "8")
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_MAX_ATTEMPTS", "3")
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_RETRY_BASE", "2")
+    monkeypatch.setenv("BILLINGKIT_WEBHOOK_DISABLE_AFTER", "never")
+    served = _settings(parser.parse_args(["serve"]))
+    assert served.webhook_secret_key == "a-key" and "a-key" not in repr(served)
+    assert (served.webhook_interval, served.webhook_concurrency, served.webhook_max_attempts) == (0.5, 8, 3)
+    assert (served.webhook_retry_base, served.webhook_disable_after) == (timedelta(seconds=2), None)
+    # The key is read by every command (migrate too); the dispatcher's settings only by serve and worker.
+    migrate = _settings(parser.parse_args(["migrate"]))
+    assert (migrate.webhook_secret_key, migrate.webhook_interval) == ("a-key", 1.0)
+
+
 def test_a_bad_flag_is_an_argparse_error() -> None:
     done = _cli("worker", "--batch-size", "0")
     assert done.returncode == 2

@@ -127,10 +127,12 @@ class WebhookRequest:
 @dataclass(frozen=True, slots=True)
 class DeliveryResult:
     """What a receiver answered: its HTTP ``status_code``, or ``None`` with ``error`` saying why no
-    answer came (refused, timed out). Only a 2xx answer is a delivery; anything else is retried."""
+    answer came (refused, timed out), and how many seconds it took (``elapsed``). Only a 2xx
+    answer is a delivery; anything else is retried."""
 
     status_code: int | None
     error: str | None = None
+    elapsed: float = 0.0
 
     @property
     def delivered(self) -> bool:

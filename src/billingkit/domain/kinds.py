@@ -54,6 +54,7 @@ from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
 from billingkit.domain.wallets import Wallet, WalletTransaction
+from billingkit.domain.webhooks import WebhookDelivery, WebhookEndpoint
 
 __all__ = ["COMMON_SEARCHABLE", "KINDS", "Kind", "Level", "Searchable", "Unique", "searchable"]
 
@@ -171,6 +172,32 @@ KINDS: dict[str, Kind] = {
             NotificationEvent,
             Level.ENVIRONMENT,
             searchable=searchable(event_type=EQ, entity_id=EQ),
+            # Handed to the webhook endpoints that want it by the webhook dispatcher
+            # (services.webhook_dispatch), not by the due-work runner.
+            due_at="dispatch_at",
+        ),
+        Kind(
+            "webhook_endpoints",
+            "webhook endpoint",
+            WebhookEndpoint,
+            Level.ENVIRONMENT,
+            searchable=searchable(enabled=EQ),
+        ),
+        Kind(
+            "webhook_deliveries",
+            "webhook delivery",
+            WebhookDelivery,
+            Level.ENVIRONMENT,
+            # Sent, and retried, by the webhook dispatcher (services.webhook_dispatch).
+            due_at="next_attempt_at",
+            searchable=searchable(
+                endpoint_id=(EQ, IN),
+                event_id=EQ,
+                event_type=EQ,
+                entity_id=(EQ, IN),
+                delivery_status=(EQ, IN),
+                next_attempt_at=(Op.GTE, Op.LT),
+            ),
         ),
         _catalog("plans", "plan", Plan, ("lookup_key",), searchable(lookup_key=EQ, metadata=EQ)),
         _catalog("addons", "add-on", Addon, ("lookup_key",), searchable(lookup_key=IN)),

@@ -30,12 +30,17 @@ from billingkit.services.due_work import run_due_work
 from billingkit.services.entitlement_cache import EntitlementCache
 from billingkit.services.events import IngestResult
 from billingkit.services.settings import DEFAULT_RENEWAL_NOTICE, Settings
+from billingkit.services.webhook_dispatch import Dispatcher, DispatchReport
+from billingkit.services.webhook_secrets import SecretBox, new_key
 
 __all__ = ["DEFAULT_RENEWAL_NOTICE", "Billing"]
 
 log = logging.getLogger("billingkit")
 R = TypeVar("R")
 Subscriber = Callable[[NotificationEvent], None]
+#: Signatures carry the wall clock's time: receivers check it against theirs, whatever the
+#: billing clock says (a test clock, say).
+_WALL_CLOCK = SystemClock()
 #: The notification every finalized (issued) invoice records; observers count these.
 INVOICE_ISSUED = "invoice.update.finalized"
 
@@ -103,6 +108,9 @@ class Billing:
         self.providers = Providers(
             payment_provider=SandboxPaymentProvider() if payment_provider is None else payment_provider,
             webhook_transport=MemoryWebhookTransport() if webhook_transport is None else webhook_transport,
+            # Without a configured key, endpoint secrets are sealed under a key of this object's
+            # lifetime (docs/decisions.md): like session tokens without a token secret.
+            webhook_secrets=SecretBox(self.settings.webhook_secret_key or new_key()),
         )
         self.ids = IdFactory(self.clock.now)
         self._subscribers: dict[str, list[Subscriber]] = {}
@@ -171,13 +179,17 @@ class Billing:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Billing:
         """Configure from ``BILLINGKIT_*`` variables (see docs/configuration.md):
         ``BILLINGKIT_DATABASE_URL`` (default: the in-memory store),
-        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts) and
+        ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts),
+        ``BILLINGKIT_WEBHOOK_SECRET_KEY`` (encrypts webhook endpoint secrets) and
         ``BILLINGKIT_RAZORPAY_KEY_ID`` with ``BILLINGKIT_RAZORPAY_KEY_SECRET`` (payments through
         Razorpay instead of the sandbox; see :meth:`RazorpayPaymentProvider.from_env`)."""
         env = os.environ if environ is None else environ
         payment_provider = RazorpayPaymentProvider.from_env(env)
         url = env.get("BILLINGKIT_DATABASE_URL")
-        settings = Settings(token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None)
+        settings = Settings(
+            token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None,
+            webhook_secret_key=env.get("BILLINGKIT_WEBHOOK_SECRET_KEY") or None,
+        )
         if settings.token_secret is None:
             log.warning(
                 "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
@@ -327,6 +339,22 @@ class Billing:
             dispatch=self._dispatch,
             finished=lambda report, seconds: self._observe(lambda o: o.billing_run(report, seconds=seconds)),
         )
+
+    def deliver_webhooks(self) -> DispatchReport:
+        """Send every webhook delivery due now, in every tenant and environment (the dispatcher,
+        :mod:`billingkit.services.webhook_dispatch`): hand new notifications to the endpoints
+        that want them, then send, retry and record. Requests go through
+        ``webhook_transport`` outside any transaction; their ``webhook-timestamp`` is the wall
+        clock's. Safe to call from several processes at once. The worker calls it every
+        ``settings.webhook_interval`` seconds."""
+        return Dispatcher(
+            self.storage,
+            self.providers,
+            self.settings,
+            clock=self.clock.now,
+            signing_clock=_WALL_CLOCK.now,
+            ids=self.ids.new,
+        ).run()
 
     # -- notifications ---------------------------------------------------------------------
     def subscribe(self, event_type: str, callback: Subscriber) -> Callable[[], None]:

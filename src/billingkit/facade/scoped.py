@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import alerting, areas, catalog, metering
+from billingkit.facade import alerting, areas, catalog, metering, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -131,6 +131,8 @@ class Scoped:
             fields["prices"] = list(candidate)
         request = parse_input(backtests.BacktestRequest, fields)
         return self.read(backtests.backtest, request=request)
+
+    webhooks = cached_property(webhooks.Webhooks)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -49,6 +49,7 @@ from billingkit.http.routes import (
     usage,
     wallet_balances,
     wallets,
+    webhooks,
 )
 
 __all__ = ["build_app"]
@@ -109,6 +110,7 @@ def build_app(
         wallet_balances,
         plan_price_sync,
         alerts,
+        webhooks,
     ):
         include(module.router, "/v1")
     include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base

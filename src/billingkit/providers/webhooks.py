@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from billingkit.domain.gateways import DeliveryResult, WebhookRequest
 from billingkit.errors import ValidationError
@@ -28,6 +29,10 @@ class MemoryWebhookTransport:
             result = self._answers.get(request.url, DeliveryResult(200))
             self.deliveries.append((request, result))
         return result
+
+    def deliver_many(self, requests: Sequence[WebhookRequest]) -> list[DeliveryResult]:
+        """:meth:`deliver` each request, in order."""
+        return [self.deliver(request) for request in requests]
 
     def answer(self, url: str, *, status_code: int | None = 200, error: str | None = None) -> None:
         """Answer later deliveries to ``url`` with ``status_code``, or with no answer and ``error``

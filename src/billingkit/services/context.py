@@ -12,6 +12,7 @@ from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.errors import InvalidOperation
 from billingkit.ports import PaymentProvider, WebhookTransport
+from billingkit.services.webhook_secrets import SecretBox
 
 if TYPE_CHECKING:  # settings import services.events, which imports this module
     from billingkit.services.settings import Settings
@@ -22,10 +23,13 @@ __all__ = ["Context", "DueRun", "Providers"]
 @dataclass(frozen=True, slots=True)
 class Providers:
     """The outside parties one ``Billing`` talks to (its composition root fills them in,
-    in-process defaults unless the host passed its own)."""
+    in-process defaults unless the host passed its own), and the box that keeps the secrets
+    signing requests to them (``webhook_secrets``, from ``Settings.webhook_secret_key`` when the
+    ``Billing`` was made)."""
 
     payment_provider: PaymentProvider
     webhook_transport: WebhookTransport
+    webhook_secrets: SecretBox
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,7 @@ def event(
         entity_type=entity_type,
         entity_id=entity_id,
         payload={"event_type": event_type, entity_type: resource, **extra},
+        dispatch_at=ctx.now,
         **ctx.stamp(),
     )
 
@@ -150,6 +151,7 @@ def record_with_fields(
         entity_type=entity_type,
         entity_id=entity_id,
         payload=payload,
+        dispatch_at=ctx.now,
         **ctx.stamp(),
     )
     uow.notifications.add(made)

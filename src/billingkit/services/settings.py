@@ -33,6 +33,11 @@ DEFAULT_API_KEY_CACHE_TTL = timedelta(seconds=5)
 DEFAULT_ALERT_CHECK_INTERVAL = timedelta(minutes=1)
 
 
+def _seconds(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValidationError(f"{name} must be positive seconds, not {value!r}", field=name)
+
+
 def _whole(value: object, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValidationError(f"{name} must be a whole number of at least 1, not {value!r}", field=name)
@@ -75,6 +80,20 @@ class Settings:
     - ``alert_check_interval``: how often the worker evaluates each alert setting (spend and
       entitlement alerts; wallet and feature balance alerts are evaluated at every run), see
       :mod:`billingkit.services.alert_runs`.
+    - ``webhook_secret_key``: the Fernet key (or several, comma-separated: the first encrypts,
+      any decrypts, so keys can be rotated) that encrypts webhook endpoint secrets at rest
+      (:mod:`billingkit.services.webhook_secrets`). ``None``: each ``Billing`` draws a random key,
+      so secrets stored by one process cannot sign in another (rotate them after configuring one).
+    - ``webhook_interval``: seconds between the worker's webhook dispatcher passes.
+    - ``webhook_batch_size``: deliveries claimed (and sent concurrently) per dispatcher batch.
+    - ``webhook_concurrency``: the most requests in flight at once; ``webhook_timeout``: seconds
+      a receiver has to answer.
+    - ``webhook_max_attempts``: attempts before a delivery is ``failed``; retries wait
+      ``webhook_retry_base`` doubled per failure, at most ``webhook_retry_cap``, jittered.
+    - ``webhook_lease``: how long a dispatcher holds the deliveries it claimed; one killed
+      mid-batch leaves them due again after it (more than ``webhook_timeout``).
+    - ``webhook_disable_after``: failed deliveries in a row that disable an endpoint (``None``:
+      never).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -90,6 +109,16 @@ class Settings:
     api_key_cache_ttl: timedelta = DEFAULT_API_KEY_CACHE_TTL
     auto_cancellation_grace_days: int | None = None
     alert_check_interval: timedelta = DEFAULT_ALERT_CHECK_INTERVAL
+    webhook_secret_key: str | None = None
+    webhook_interval: float = 1.0
+    webhook_batch_size: int = 200
+    webhook_concurrency: int = 32
+    webhook_timeout: float = 10.0
+    webhook_max_attempts: int = 12
+    webhook_retry_base: timedelta = timedelta(seconds=5)
+    webhook_retry_cap: timedelta = timedelta(hours=1)
+    webhook_lease: timedelta = timedelta(seconds=60)
+    webhook_disable_after: int | None = 5
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -136,11 +165,20 @@ class Settings:
                 f"auto_cancellation_grace_days must be whole days (at least 0) or None, not {grace!r}",
                 field="auto_cancellation_grace_days",
             )
-        interval = self.worker_interval
-        if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
-            raise ValidationError(
-                f"worker_interval must be positive seconds, not {interval!r}", field="worker_interval"
-            )
+        for name in ("worker_interval", "webhook_interval", "webhook_timeout"):
+            _seconds(getattr(self, name), name)
+        for name in ("webhook_batch_size", "webhook_concurrency", "webhook_max_attempts"):
+            _whole(getattr(self, name), name)
+        for name in ("webhook_retry_base", "webhook_retry_cap", "webhook_lease"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValidationError(f"{name} must be a timedelta above 0", field=name)
+        if self.webhook_lease.total_seconds() <= self.webhook_timeout:
+            raise ValidationError("webhook_lease must be longer than webhook_timeout", field="webhook_lease")
+        if self.webhook_disable_after is not None:
+            _whole(self.webhook_disable_after, "webhook_disable_after")
+        if self.webhook_secret_key is not None and not isinstance(self.webhook_secret_key, str):
+            raise ValidationError("webhook_secret_key must be text", field="webhook_secret_key")
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` (checked like the constructor's arguments); unknown names are a
@@ -158,6 +196,6 @@ class Settings:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            hidden = f.name == "token_secret" and value is not None
+            hidden = f.name in ("token_secret", "webhook_secret_key") and value is not None
             parts.append(f"{f.name}=<hidden>" if hidden else f"{f.name}={value!r}")
         return f"Settings({', '.join(parts)})"

@@ -32,6 +32,7 @@ from billingkit.storage.sql.money_tables import (
     wallets,
 )
 from billingkit.storage.sql.types import ExactDecimal, JsonDocument, UtcDateTime
+from billingkit.storage.sql.webhook_tables import webhook_deliveries, webhook_endpoints
 
 __all__ = ["TABLES", "events", "metadata"]
 
@@ -126,7 +127,10 @@ notifications = Table(
     Column("entity_type", String(64), nullable=False),
     Column("entity_id", String(255), nullable=False),  # event ids are up to 255
     Column("payload", JsonDocument(), nullable=False),
+    instant_column("dispatch_at"),
     Index("ix_notification_events_scope_created", "tenant_id", "environment_id", "created_at"),
+    # Serves the webhook dispatcher's claim of notifications not yet handed to endpoints.
+    Index("ix_notification_events_dispatch_at", "dispatch_at"),
 )
 
 
@@ -563,4 +567,6 @@ TABLES: dict[str, Table] = {
     "subscription_phases": subscription_phases,
     "alert_settings": alert_settings,
     "alert_logs": alert_logs,
+    "webhook_endpoints": webhook_endpoints,
+    "webhook_deliveries": webhook_deliveries,
 }

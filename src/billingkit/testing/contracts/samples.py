@@ -352,6 +352,23 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
         },
         "addon_associations": {"entity_id": f"subs_{n}", "addon_id": f"addon_{n}", "start_date": T0},
         "subscription_phases": {"subscription_id": f"subs_{n}", "start_date": T0},
+        "webhook_endpoints": {
+            "url": f"https://hooks.example.com/{n}",
+            "event_types": ["customer.created"],
+            "headers": {"x-source": "billingkit"},
+            "secret_ciphertext": f"ciphertext-{n}",
+        },
+        "webhook_deliveries": {
+            "endpoint_id": f"whep_{n}",
+            "event_id": f"sys_event_{n}",
+            "event_type": "customer.created",
+            "entity_type": "customer",
+            "entity_id": f"cust_{n}",
+            "next_attempt_at": T0,
+            "attempts": [
+                {"at": "2026-01-01T00:00:00Z", "response_code": 500, "latency_ms": 3, "error": None}
+            ],
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})

@@ -1,7 +1,7 @@
 """alerts: settings with their state, and the log of state changes
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-11-24 15:12:22.740095
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import billingkit.storage.sql.types
 
 revision: str = "0017"
-down_revision: str | None = "0015"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
