@@ -12,7 +12,7 @@ A type the catalogue does not declare cannot be recorded.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from billingkit.domain.access import Action
 from billingkit.domain.event_types import EVENT_TYPES, Built, EventType
@@ -23,6 +23,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.context import Context
 
 __all__ = [
+    "Extra",
     "event",
     "list_notifications",
     "notification",
@@ -30,6 +31,15 @@ __all__ = [
     "record",
     "record_many",
 ]
+
+
+class Extra(TypedDict, total=False):
+    """What a caller adds to a built notification: top-level ``fields`` it measured (an alert's
+    thresholds, balances) and, for a flat type, what the notification is ``about`` (entity type,
+    id)."""
+
+    fields: Mapping[str, Any]
+    about: tuple[str, str]
 
 
 def _declared(event_type: str) -> EventType:
@@ -78,18 +88,13 @@ def event(
 
 
 def notification(
-    ctx: Context,
-    event_type: str,
-    subject: Any,
-    *context: Any,
-    fields: Mapping[str, Any] | None = None,
-    about: tuple[str, str] | None = None,
+    ctx: Context, event_type: str, subject: Any, *context: Any, **extra: Unpack[Extra]
 ) -> NotificationEvent:
     """The notification ``event_type`` about ``subject`` (not stored yet), built by the
     catalogue's builder from ``subject`` and ``context`` (e.g. a subscription's customer), with
     the caller's top-level ``fields`` beside what the builder made.
 
-    It is about ``about`` (entity type, id), by default the resource (its key and ``id``); a flat
+    It is ``about`` an (entity type, id), by default the resource (its key and ``id``); a flat
     type, whose builder makes the top-level fields, must say what it is about."""
     declared = _declared(event_type)
     if declared.build is None:
@@ -101,6 +106,7 @@ def notification(
         resource, own = None, built
     else:
         resource, own = built, {}
+    about = extra.get("about")
     if about is None:
         if resource is None or declared.resource is None:
             raise InternalError(f"{event_type} is flat: name what it is about")
@@ -111,7 +117,7 @@ def notification(
         entity_type=about[0],
         entity_id=about[1],
         resource=resource,
-        fields={**own, **(fields or {})},
+        fields={**own, **extra.get("fields", {})},
     )
 
 
@@ -122,17 +128,11 @@ def record_many(uow: UnitOfWork, ctx: Context, events: list[NotificationEvent]) 
 
 
 def notify(
-    uow: UnitOfWork,
-    ctx: Context,
-    event_type: str,
-    subject: Any,
-    *context: Any,
-    fields: Mapping[str, Any] | None = None,
-    about: tuple[str, str] | None = None,
+    uow: UnitOfWork, ctx: Context, event_type: str, subject: Any, *context: Any, **extra: Unpack[Extra]
 ) -> NotificationEvent:
-    """Store :func:`notification` ``(ctx, event_type, subject, *context, fields=, about=)`` for
-    delivery after commit. What the alert evaluators record, with their measured ``fields``."""
-    made = notification(ctx, event_type, subject, *context, fields=fields, about=about)
+    """Store :func:`notification` ``(ctx, event_type, subject, *context, **extra)`` for delivery
+    after commit. The alert evaluators add their measured ``fields``."""
+    made = notification(ctx, event_type, subject, *context, **extra)
     uow.notifications.add(made)
     ctx.recorded.append(made)
     return made
