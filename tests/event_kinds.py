@@ -6,8 +6,8 @@ recorded about its resource. ``tests/services/test_event_kinds.py`` checks each 
 ``tests/architecture/test_webhook_docs.py`` keeps the examples of docs/webhooks.md equal to what
 it produces, and ``python -m tests.event_kinds`` rewrites that section.
 
-Kinds owned by parts still to come (alerts, checkout sessions) have no step here: the generated
-section lists them as "no example yet" until a step is added (:data:`PENDING`).
+Kinds owned by parts still to come (checkout sessions) have no step here: the generated section
+lists them as "no example yet" until a step is added (:data:`PENDING`).
 """
 
 from __future__ import annotations
@@ -33,22 +33,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "webhooks.md"
 
 #: Kinds whose emitting part is being built elsewhere, and who owns it.
 PENDING: dict[str, str] = {
-    **{
-        name: "the alerts part"
-        for name in EVENT_TYPES
-        if ".threshold_" in name
-        or name
-        in {
-            "feature.wallet_balance.alert",
-            "entitlement.grant.exhausted",
-            "wallet.credit_balance.dropped",
-            "wallet.credit_balance.recovered",
-            "wallet.ongoing_balance.dropped",
-            "wallet.ongoing_balance.recovered",
-            "wallet.ongoing_balance.updated",
-        }
-    },
-    **{name: "the checkout sessions part" for name in EVENT_TYPES if name.startswith("checkout.session.")},
+    name: "the checkout sessions part" for name in EVENT_TYPES if name.startswith("checkout.session.")
 }
 
 
@@ -74,13 +59,19 @@ class Story:
         """Run ``action`` and check that it recorded exactly one ``kind`` notification about the
         resource ``entity_id`` names (an id, or a function of the action's answer); keeps its
         payload as the kind's example and answers what the action answered."""
-        before = {e.id for e in self._events(kind)}
+        return self.each({kind: entity_id}, action)
+
+    def each(self, expected: dict[str, Callable[[Any], str] | str], action: Callable[[], Any]) -> Any:
+        """:meth:`once` for several kinds one action records together (an alert evaluation that
+        changes several alerts), each about the entity it names."""
+        before = {kind: {e.id for e in self._events(kind)} for kind in expected}
         answer = action()
-        entity = entity_id if isinstance(entity_id, str) else entity_id(answer)
-        made = [e for e in self._events(kind) if e.id not in before and e.entity_id == entity]
-        assert len(made) == 1, (kind, entity, [e.id for e in made])
-        assert kind not in self.examples, kind
-        self.examples[kind] = made[0].payload
+        for kind, entity_id in expected.items():
+            entity = entity_id if isinstance(entity_id, str) else entity_id(answer)
+            made = [e for e in self._events(kind) if e.id not in before[kind] and e.entity_id == entity]
+            assert len(made) == 1, (kind, entity, [e.id for e in made])
+            assert kind not in self.examples, kind
+            self.examples[kind] = made[0].payload
         return answer
 
     def _events(self, kind: str) -> list[Any]:
@@ -112,6 +103,115 @@ def _direct(s: Scoped, customer_id: str, status: str = "FINALIZED", **fields: An
         invoice_status=status,
         **fields,
     )
+
+
+def _warn_below(warning: str, critical: str) -> dict[str, Any]:
+    """Alert thresholds on a balance: ``warning`` then ``critical`` as it falls."""
+    return {
+        "alert_enabled": True,
+        "warning": {"threshold": warning, "condition": "below"},
+        "critical": {"threshold": critical, "condition": "below"},
+    }
+
+
+def _alerts(story: Story, customer_id: str) -> None:
+    """The alert kinds (docs/alerts.md): a usage plan (1.00 usd a token, 100 calls a month
+    granted), spend and grant alert settings on a subscription of ``customer_id`` (acme-1), and a
+    wallet of another customer with balance alerts, on the same plan. Thresholds move at ingestion
+    asked to evaluate alerts and at the worker's runs (``billing.run_due``)."""
+    s, clock, once, each = story.s, story.clock, story.once, story.each
+    tokens = s.meters.create(
+        name="Tokens", event_name="llm.tokens", aggregation={"type": "SUM", "field": "tokens"}
+    )
+    calls = s.meters.create(name="Calls", event_name="api.call", aggregation={"type": "COUNT"})
+    ai = s.groups.create(name="AI", lookup_key="ai", entity_type="feature").group
+    metered = s.features.create(
+        name="Tokens", type="metered", meter_id=tokens.id, lookup_key="tokens", group_id=ai.id
+    )
+    api = s.features.create(name="API calls", type="metered", meter_id=calls.id, lookup_key="api-calls")
+    usage_price = {
+        **_fee("1.00", "Tokens"),
+        "type": "USAGE",
+        "invoice_cadence": "ARREAR",
+        "meter_id": tokens.id,
+    }
+    usage_plan = s.plans.create(
+        name="Usage",
+        lookup_key="usage",
+        prices=[usage_price],
+        entitlements=[{"feature_id": api.id, "usage_limit": 100, "usage_reset_period": "MONTHLY"}],
+    )
+    (grant,) = s.plans.entitlements(usage_plan.id)
+    monthly = {"plan_id": usage_plan.id, "currency": "usd", "billing_period": "MONTHLY"}
+    sub = s.subscriptions.create(customer_id=customer_id, **monthly)
+    spend = {"critical": {"threshold": "50.00", "condition": "above"}}
+    settings = [
+        s.alerts.create(entity_type="subscription", entity_id=sub.id, config=spend),
+        s.alerts.create(
+            entity_type="subscription_line_item",
+            entity_id=sub.line_items[0].id,
+            parent_entity_id=sub.id,
+            config=spend,
+        ),
+        s.alerts.create(entity_type="group", entity_id=ai.id, parent_entity_id=sub.id, config=spend),
+    ]
+    s.alerts.create(
+        entity_type="entitlement_grant",
+        entity_id=grant.id,
+        parent_entity_id=sub.id,
+        config={"warning": {"threshold": "80", "condition": "above"}},
+    )
+    clock.set(START + timedelta(days=14))
+
+    def use(external_id: str, event_name: str, count: int, amount: int = 1) -> Any:
+        return s.events.ingest_bulk(
+            [
+                {
+                    "event_id": f"evt_{event_name}_{external_id}_{clock.now():%H%M}_{n}",
+                    "event_name": event_name,
+                    "external_customer_id": external_id,
+                    "timestamp": clock.now(),
+                    "properties": {"tokens": amount},
+                }
+                for n in range(count)
+            ],
+            evaluate_alerts_immediately=True,
+        )
+
+    spend_kinds = ("spend", "line_item_spend", "group_spend")
+    # 60 tokens: 60.00 usd spent, over the 50.00 of all three settings.
+    each(
+        {f"subscription.{k}.threshold_reached": sub.id for k in spend_kinds},
+        lambda: use("acme-1", "llm.tokens", 1, 60),
+    )
+    # The thresholds raised to 100.00: the worker's next run finds the spend back under them.
+    for setting in settings:
+        s.alerts.update(setting.id, config={"critical": {"threshold": "100.00"}})
+    clock.set(START + timedelta(days=14, minutes=1))
+    each({f"subscription.{k}.threshold_recovered": sub.id for k in spend_kinds}, story.billing.run_due)
+    # The 100th call this month exhausts the 100 granted.
+    clock.set(START + timedelta(days=14, minutes=2))
+    once("entitlement.grant.exhausted", grant.id, lambda: use("acme-1", "api.call", 100))
+
+    # Balance alerts: a new customer's empty wallet, then 100 credits, then usage eating them.
+    beta = s.customers.create(external_id="beta-1", name="Beta")
+    s.subscriptions.create(customer_id=beta.id, **monthly)
+    wallet = s.wallets.create(
+        customer_id=beta.id, currency="usd", name="Beta credits", alert_settings=_warn_below("20", "5")
+    )
+    balance_kinds = ("credit_balance", "ongoing_balance")
+    clock.set(START + timedelta(days=14, minutes=3))
+    each({f"wallet.{k}.dropped": wallet.id for k in balance_kinds}, story.billing.run_due)
+    s.wallets.top_up(wallet.id, credits_to_add="100", transaction_reason="FREE_CREDIT_GRANT")
+    clock.set(START + timedelta(days=14, minutes=4))
+    each({f"wallet.{k}.recovered": wallet.id for k in balance_kinds}, story.billing.run_due)
+    s.features.update(metered.id, alert_settings=_warn_below("20", "5"))
+    clock.set(START + timedelta(days=14, minutes=5))
+    # 85 tokens: a real-time balance of 15.00, under the feature's (and the wallet's) warning.
+    once("feature.wallet_balance.alert", metered.id, lambda: use("beta-1", "llm.tokens", 1, 85))
+    clock.set(START + timedelta(days=14, minutes=6))
+    # 12 more: 3.00, from warning to in alarm.
+    once("wallet.ongoing_balance.updated", wallet.id, lambda: use("beta-1", "llm.tokens", 1, 12))
 
 
 def tell() -> dict[str, dict[str, Any]]:
@@ -311,6 +411,8 @@ def tell() -> dict[str, dict[str, Any]]:
             properties={"path": "/v1/ping"},
         ),
     )
+
+    _alerts(story, customer.id)
     return story.examples
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import billingkit
 from billingkit import Billing
 from billingkit.domain.access import Actor, Role
 from billingkit.domain.event_types import EVENT_TYPES
+from billingkit.domain.wallets import AlertState
 from billingkit.errors import InternalError
 from billingkit.services import notifications
 from billingkit.services.context import Context
@@ -123,3 +125,55 @@ def test_a_type_outside_the_catalogue_or_under_another_key_cannot_be_made() -> N
         ctx, event_type="customer.created", entity_type="customer", entity_id="c", resource={"id": "c"}
     )
     assert made.payload == {"event_type": "customer.created", "customer": {"id": "c"}}
+
+
+def test_one_path_makes_payloads_with_top_level_fields_and_flat_ones() -> None:
+    ctx = _context()
+    grant = notifications.event(
+        ctx,
+        event_type="entitlement.grant.exhausted",
+        entity_type="entitlement",
+        entity_id="ent_1",
+        resource={"id": "ent_1"},
+        fields={"usage": "100"},
+    )
+    assert grant.payload == {
+        "event_type": "entitlement.grant.exhausted",
+        "entitlement": {"id": "ent_1"},
+        "usage": "100",
+    }
+    with pytest.raises(InternalError, match=r"declares no top-level \['alert'\]"):
+        notifications.event(
+            ctx,
+            event_type="customer.created",
+            entity_type="customer",
+            entity_id="c",
+            resource={"id": "c"},
+            fields={"alert": {}},
+        )
+    with pytest.raises(InternalError, match="carries a 'wallet': give it"):
+        notifications.event(
+            ctx,
+            event_type="wallet.credit_balance.dropped",
+            entity_type="wallet",
+            entity_id="w",
+            resource=None,
+        )
+    # A flat kind: the builder makes the top-level fields; the caller says what it is about.
+    measured = (AlertState.WARNING, "cust_1", "feat_1", "wallet_1", Decimal("100"), Decimal("15.00"))
+    with pytest.raises(InternalError, match="is flat: name what it is about"):
+        notifications.notification(ctx, "feature.wallet_balance.alert", *measured)
+    flat = notifications.notification(
+        ctx, "feature.wallet_balance.alert", *measured, about=("feature", "feat_1")
+    )
+    assert (flat.entity_type, flat.entity_id) == ("feature", "feat_1")
+    assert flat.payload == {
+        "event_type": "feature.wallet_balance.alert",
+        "alert_type": "feature_wallet_balance",
+        "alert_status": "warning",
+        "customer_id": "cust_1",
+        "feature_id": "feat_1",
+        "wallet_id": "wallet_1",
+        "credit_balance": "100",
+        "current_balance": "15.00",
+    }

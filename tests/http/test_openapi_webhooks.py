@@ -54,3 +54,36 @@ def test_the_payloads_sent_satisfy_their_schema(examples: dict[str, dict[str, An
         )
     with pytest.raises(ValidationError):
         PAYLOADS["customer.created"].model_validate({**examples["customer.updated"]})
+
+
+def test_the_alert_payloads_satisfy_their_schemas_strictly(examples: dict[str, dict[str, Any]]) -> None:
+    alert_kinds = [name for name, kind in EVENT_TYPES.items() if {"alert", "alert_type"} & set(kind.fields)]
+    assert len(alert_kinds) == 13
+    for name in alert_kinds:
+        PAYLOADS[name].model_validate(examples[name])
+    # A threshold may be null (a recovery whose level was removed from the configuration).
+    recovered = examples["subscription.spend.threshold_recovered"]
+    PAYLOADS["subscription.spend.threshold_recovered"].model_validate({**recovered, "threshold": None})
+    refused = [
+        # another kind's alert type, an unknown state
+        ("subscription.spend.threshold_reached", {"alert_type": "subscription_group_spend"}),
+        ("subscription.spend.threshold_reached", {"alert_status": "on_fire"}),
+        # the wallet's alert is required and is WalletAlertInfo
+        ("wallet.ongoing_balance.updated", {"alert": None}),
+        ("wallet.ongoing_balance.updated", {"alert": {"state": "in_alarm"}}),
+        # the flat feature alert has no resource
+        ("feature.wallet_balance.alert", {"feature": {}}),
+        ("entitlement.grant.exhausted", {"usage": None}),
+    ]
+    for name, change in refused:
+        with pytest.raises(ValidationError):
+            PAYLOADS[name].model_validate({**examples[name], **change})
+    missing = dict(examples["entitlement.grant.exhausted"])
+    del missing["usage_limit"]
+    with pytest.raises(ValidationError):
+        PAYLOADS["entitlement.grant.exhausted"].model_validate(missing)
+    # Wallet events that are not alerts carry no alert.
+    with pytest.raises(ValidationError):
+        PAYLOADS["wallet.created"].model_validate(
+            {**examples["wallet.created"], "alert": examples["wallet.ongoing_balance.updated"]["alert"]}
+        )

@@ -1,4 +1,4 @@
-"""Every notification kind billingkit emits (all but the alert and checkout kinds, which their parts
+"""Every notification kind billingkit emits (all but the checkout kinds, which their part will
 emit) is recorded once by the operation that causes it, with the payload shape of the spec's
 table, the reference notes §9 and the reference's ``webhookDto`` schemas.
 
@@ -21,12 +21,12 @@ from tests.event_kinds import OPERATIONS, PENDING, START, tell
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "flexprice-openapi-3.0.json"
 
 
-def _dto(name: str) -> set[str]:
+def _dto(name: str, prefix: str = "webhookDto") -> set[str]:
     """The fields of the reference's ``webhookDto.<name>`` schema (its OpenAPI document)."""
     if not REFERENCE.exists():
         pytest.skip(f"the reference OpenAPI is not at {REFERENCE}", allow_module_level=True)
     schemas = json.loads(REFERENCE.read_text())["components"]["schemas"]
-    return set(schemas[f"webhookDto.{name}"]["properties"])
+    return set(schemas[f"{prefix}.{name}"]["properties"])
 
 
 # The reference's webhookDto field lists are the oracle; where billingkit differs, the difference
@@ -48,6 +48,25 @@ COMMUNICATION = _dto("Invoice") - {"environment_id"}
 COMMUNICATION_LINE = _dto("InvoiceLineItem")
 # The rejected event keeps its environment_id.
 REJECTED_EVENT = _dto("RejectedEventData") | {"environment_id"}
+# The alert payloads: the envelope's event_type beside the reference's spend event; the flat
+# feature alert is the reference's whole; the wallet alert kinds carry WalletAlertInfo.
+SPEND_ALERT = _dto("SpendAlertEvent") | {"event_type"}
+FEATURE_ALERT = _dto("AlertWebhookPayload")
+WALLET_ALERT = _dto("WalletWebhookPayload")
+WALLET_ALERT_INFO = _dto("WalletAlertInfo")
+ALERT_SETTINGS = _dto("AlertSettings", "types")
+# The reference has no payload of its own for the exhaustion: EntitlementWebhookPayload with the
+# alert fields of AlertWebhookPayload that apply and the grant's figures (decisions "Alerts").
+GRANT_EXHAUSTED = (
+    _dto("EntitlementWebhookPayload")
+    | (_dto("AlertWebhookPayload") & {"alert_type", "alert_status", "customer_id"})
+    | {"subscription_id", "usage", "usage_limit", "triggered_at"}
+)
+SPEND_KINDS = {
+    "spend": "subscription_spend",
+    "line_item_spend": "subscription_line_item_spend",
+    "group_spend": "subscription_group_spend",
+}
 
 MINE = [name for name in EVENT_TYPES if name not in PENDING]
 
@@ -60,7 +79,7 @@ def examples() -> dict[str, dict[str, Any]]:
 def test_the_story_covers_every_kind_of_this_part_and_only_those(examples: dict[str, dict[str, Any]]) -> None:
     assert sorted(examples) == sorted(MINE)
     assert sorted(OPERATIONS) == sorted(MINE)
-    assert len(MINE) == 40 and len(PENDING) == 17
+    assert len(MINE) == 53 and len(PENDING) == 4
 
 
 @pytest.mark.parametrize("kind", MINE)
@@ -68,8 +87,9 @@ def test_the_envelope(kind: str, examples: dict[str, dict[str, Any]]) -> None:
     payload = examples[kind]
     declared = EVENT_TYPES[kind]
     assert payload["event_type"] == kind
-    assert set(payload) == {"event_type", declared.resource, *declared.fields} - {"alert"}
-    assert isinstance(payload[str(declared.resource)], dict)
+    resource = [declared.resource] if declared.resource else []
+    assert set(payload) == {"event_type", *resource, *declared.fields}
+    assert all(isinstance(payload[key], dict) for key in resource)
 
 
 @pytest.mark.parametrize("kind", [k for k in MINE if EVENT_TYPES[k].resource == "subscription"])
@@ -100,6 +120,9 @@ def test_subscription_values_follow_the_operation(examples: dict[str, dict[str, 
         "subscription.resumed": "active",
         "subscription.plan_changed": "active",
         "subscription.renewal.due": "active",
+        **{
+            f"subscription.{k}.threshold_{c}": "active" for k in SPEND_KINDS for c in ("reached", "recovered")
+        },
     }
     assert examples["subscription.paused"]["subscription"]["pause_status"] == "active"
     assert examples["subscription.resumed"]["subscription"]["pause_status"] == "none"
@@ -250,3 +273,90 @@ def test_a_rejected_event_carries_its_reason_beside_it(examples: dict[str, dict[
         "2026-05-14T09:30:00Z",
     )
     assert START.isoformat() < payload["event"]["timestamp"]
+
+
+def test_spend_alert_payloads(examples: dict[str, dict[str, Any]]) -> None:
+    """60 tokens reach the 50.00 of all three settings at ingestion; raised to 100.00, the
+    worker's next run finds the spend back under them."""
+    subscription = examples["subscription.spend.threshold_reached"]["subscription"]
+    for kind, alert_type in SPEND_KINDS.items():
+        reached = examples[f"subscription.{kind}.threshold_reached"]
+        recovered = examples[f"subscription.{kind}.threshold_recovered"]
+        for payload in (reached, recovered):
+            assert set(payload) == SPEND_ALERT, kind
+            assert payload["subscription"] == subscription
+            assert (payload["alert_type"], payload["current_spend"]) == (alert_type, "60.00")
+        assert (reached["alert_status"], reached["threshold"], reached["triggered_at"]) == (
+            "in_alarm",
+            "50.00",
+            "2026-05-15T09:30:00Z",
+        )
+        assert (recovered["alert_status"], recovered["threshold"], recovered["triggered_at"]) == (
+            "ok",
+            "100.00",
+            "2026-05-15T09:31:00Z",
+        )
+    assert subscription["plan_id"] != examples["subscription.created"]["subscription"]["plan_id"]
+    whole = examples["subscription.spend.threshold_reached"]
+    line = examples["subscription.line_item_spend.threshold_reached"]
+    group = examples["subscription.group_spend.threshold_reached"]
+    assert (whole["subscription_line_item_id"], whole["group_id"]) == (None, None)
+    assert line["subscription_line_item_id"].startswith("subs_line_") and line["group_id"] is None
+    assert group["group_id"].startswith("group_") and group["subscription_line_item_id"] is None
+
+
+def test_wallet_alert_payloads(examples: dict[str, dict[str, Any]]) -> None:
+    """An empty wallet (thresholds 20 and 5, below) drops at the worker's run; 100 credits bring
+    it back; 85 then 97 tokens of usage take the real-time balance to 15.00 then 3.00."""
+    expected = {
+        "wallet.credit_balance.dropped": ("low_credit_balance", "in_alarm", "0", "0.00"),
+        "wallet.credit_balance.recovered": ("low_credit_balance", "ok", "100", "100.00"),
+        "wallet.ongoing_balance.dropped": ("low_ongoing_balance", "in_alarm", "0", "0.00"),
+        "wallet.ongoing_balance.recovered": ("low_ongoing_balance", "ok", "100", "100.00"),
+        "wallet.ongoing_balance.updated": ("low_ongoing_balance", "in_alarm", "100", "3.00"),
+    }
+    wallet_ids = set()
+    for kind, (alert_type, state, credits, balance) in expected.items():
+        payload = examples[kind]
+        assert set(payload) == WALLET_ALERT and set(payload["wallet"]) == WALLET, kind
+        alert = payload["alert"]
+        assert set(alert) == WALLET_ALERT_INFO and set(alert["alert_settings"]) == ALERT_SETTINGS
+        assert (alert["alert_type"], alert["state"], alert["credit_balance"], alert["current_balance"]) == (
+            alert_type,
+            state,
+            credits,
+            balance,
+        ), kind
+        assert alert["alert_settings"]["warning"] == {"threshold": "20", "condition": "below"}
+        assert payload["wallet"]["credit_balance"] == credits
+        wallet_ids.add(payload["wallet"]["id"])
+    (wallet_id,) = wallet_ids
+    feature = examples["feature.wallet_balance.alert"]
+    assert set(feature) == FEATURE_ALERT
+    assert (feature["wallet_id"], feature["alert_type"], feature["alert_status"]) == (
+        wallet_id,
+        "feature_wallet_balance",
+        "warning",
+    )
+    assert (feature["credit_balance"], feature["current_balance"]) == ("100", "15.00")
+    assert feature["customer_id"] == examples["wallet.ongoing_balance.updated"]["wallet"]["customer_id"]
+    assert feature["feature_id"].startswith("feat_")
+
+
+def test_the_grant_exhausted_payload(examples: dict[str, dict[str, Any]]) -> None:
+    """The 100th call of a month whose grant is 100 calls."""
+    payload = examples["entitlement.grant.exhausted"]
+    assert set(payload) == GRANT_EXHAUSTED
+    grant = payload["entitlement"]
+    assert set(grant) >= ENTITLEMENT and (grant["usage_limit"], grant["feature_type"]) == (100, "metered")
+    subscription = examples["subscription.spend.threshold_reached"]["subscription"]
+    assert (payload["subscription_id"], payload["customer_id"]) == (
+        subscription["id"],
+        subscription["customer_id"],
+    )
+    assert (payload["alert_type"], payload["alert_status"]) == ("entitlement_grant_exhausted", "in_alarm")
+    assert (payload["usage"], payload["usage_limit"], payload["triggered_at"]) == (
+        "100",
+        "100",
+        "2026-05-15T09:32:00Z",
+    )

@@ -6,8 +6,23 @@ from __future__ import annotations
 
 __all__ = ["EMITTED_BY"]
 
+#: Who evaluates alerts (docs/alerts.md): the worker, or ingestion asked to.
+_EVALUATED = (
+    "evaluated by the scheduler (`billing.run_due`, the worker) or by ingestion asked to "
+    "(`events.ingest_bulk(..., evaluate_alerts_immediately=True)`, `POST /events/bulk`)"
+)
+
+
+def _alert(watched: str, change: str) -> str:
+    """Who emits an alert kind: the alert configured on ``watched``, on its ``change`` of state."""
+    return f"the alert of {watched}, {_EVALUATED}, on {change}"
+
+
+_SETTING = "`POST /alerts/setting`"
+_WALLET = "`alert_settings` (`POST /wallets`, `PUT /wallets/{id}`)"
+
 #: What emits each kind: the library call(s) and the REST route(s), or the scheduler. Kinds of
-#: parts still to come (alerts, checkout sessions) are added with them.
+#: parts still to come (checkout sessions) are added with them.
 EMITTED_BY: dict[str, str] = {
     "subscription.created": (
         "`subscriptions.create` (`POST /subscriptions`), a child created by "
@@ -51,9 +66,31 @@ EMITTED_BY: dict[str, str] = {
         "the scheduler (`billing.run_due`, the worker), once per period, `Settings.renewal_notice` (3 "
         "days) before the period ends"
     ),
+    **{
+        f"subscription.{kind}.threshold_{change}": _alert(
+            f"a `{setting}` alert setting ({_SETTING}: {value})",
+            "a change to a state other than `ok`" if change == "reached" else "a change back to `ok`",
+        )
+        for kind, setting, value in (
+            ("spend", "subscription", "the current period's usage spend"),
+            ("line_item_spend", "subscription_line_item", "the line item's spend"),
+            ("group_spend", "group", "the spend of the group's lines"),
+        )
+        for change in ("reached", "recovered")
+    },
     "feature.created": "`features.create` (`POST /features`), `features.clone`",
     "feature.updated": "`features.update` (`PUT /features/{id}`), a feature joining or leaving a group",
     "feature.deleted": "`features.delete` (`DELETE /features/{id}`)",
+    "feature.wallet_balance.alert": _alert(
+        "a feature's `alert_settings` (`PUT /features/{id}`: the real-time balance of each alerting "
+        "wallet of a customer whose active subscription meters it)",
+        "every change of state, either way",
+    ),
+    "entitlement.grant.exhausted": _alert(
+        f"an `entitlement_grant` alert setting ({_SETTING}: the customer's usage of the entitled "
+        "feature in the current window)",
+        "reaching the limit (once per usage window)",
+    ),
     "entitlement.created": (
         "`entitlements.create` (`POST /entitlements`), `entitlements.create_bulk` (`POST "
         "/entitlements/bulk`), overrides of a subscription's entitlements"
@@ -72,6 +109,22 @@ EMITTED_BY: dict[str, str] = {
     ),
     "wallet.transaction.updated": (
         "a pending purchase settled: its invoice paid (completed) or voided (failed)"
+    ),
+    "wallet.credit_balance.dropped": _alert(
+        f"a wallet's {_WALLET} on its credit balance", "a change to a state other than `ok`"
+    ),
+    "wallet.credit_balance.recovered": _alert(
+        f"a wallet's {_WALLET} on its credit balance", "a change back to `ok`"
+    ),
+    "wallet.ongoing_balance.dropped": _alert(
+        f"a wallet's {_WALLET} on its real-time balance", "a change from `ok` to another state"
+    ),
+    "wallet.ongoing_balance.recovered": _alert(
+        f"a wallet's {_WALLET} on its real-time balance", "a change back to `ok`"
+    ),
+    "wallet.ongoing_balance.updated": _alert(
+        f"a wallet's {_WALLET} on its real-time balance",
+        "a change between two states other than `ok` (`warning` to `in_alarm`, or back)",
     ),
     "payment.created": "`payments.create` (`POST /payments`), `invoices.attempt_payment`",
     "payment.updated": "`payments.update` (`PUT /payments/{id}`)",

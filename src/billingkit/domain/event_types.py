@@ -2,8 +2,8 @@
 under in the payload, and how that resource is built from billingkit's models.
 
 A payload is ``{"event_type": <name>, <resource>: {...}}`` (``resource`` is also the stored
-notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet event's
-``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
+notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet balance
+alert's ``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
 about (plus what it needs besides, e.g. a subscription's customer), or a :class:`Built` with the
 resource and the top-level fields (``event.rejected``'s ``reason``); it is ``None`` where
 billingkit has no such model yet (checkout sessions).
@@ -417,7 +417,6 @@ _CATALOGUE: tuple[EventType, ...] = (
         "wallet",
         "wallet.created wallet.updated wallet.terminated",
         wallet_payload,
-        fields=("alert",),
     ),
     *_group("Wallet", "transaction", "wallet.transaction.created", transaction_payload),
     *_group("Wallet", "updated_transaction", "wallet.transaction.updated", transaction_payload),

@@ -33,7 +33,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition
 from billingkit.services.context import Context
 from billingkit.services.entitlement_checks import check_entitlement
-from billingkit.services.notifications import record_with_fields
+from billingkit.services.notifications import notify
 
 __all__ = ["entitlement_observations", "notify_entitlement_change"]
 
@@ -95,12 +95,11 @@ def notify_entitlement_change(
     ):
         return
     entitlement = entitlements[seen.entity_id]
-    record_with_fields(
+    notify(
         uow,
         ctx,
         "entitlement.grant.exhausted",
-        entity_type="entitlement",
-        entity_id=entitlement.id,
+        entitlement,
         fields=entitlement_alert_fields(
             customer_id=seen.customer_id or "",
             subscription_id=seen.parent_entity_id or "",
@@ -108,5 +107,4 @@ def notify_entitlement_change(
             limit=Decimal(entitlement.usage_limit) if entitlement.usage_limit is not None else None,
             triggered_at=ctx.now,
         ),
-        subject=entitlement,
     )

@@ -23,7 +23,7 @@ from billingkit.domain.wallets import Wallet
 from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition
 from billingkit.services.context import Context
-from billingkit.services.notifications import record_with_fields
+from billingkit.services.notifications import notify
 from billingkit.services.records import list_where_in
 
 __all__ = ["feature_observations", "notify_feature_change"]
@@ -86,13 +86,15 @@ def notify_feature_change(
     """Record ``feature.wallet_balance.alert`` for a feature alert's change."""
     seen = transition.observation
     wallet = wallets[seen.parent_entity_id or ""]
-    record_with_fields(
+    notify(
         uow,
         ctx,
         "feature.wallet_balance.alert",
-        entity_type="feature",
-        entity_id=seen.entity_id,
-        fields={},
-        subject=transition.new,
-        context=(wallet.customer_id, seen.entity_id, wallet.id, wallet.credit_balance, seen.value),
+        transition.new,
+        wallet.customer_id,
+        seen.entity_id,
+        wallet.id,
+        wallet.credit_balance,
+        seen.value,
+        about=("feature", seen.entity_id),
     )

@@ -30,7 +30,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition
 from billingkit.services.context import Context
 from billingkit.services.invoicing import CurrentPeriods
-from billingkit.services.notifications import record_with_fields
+from billingkit.services.notifications import notify
 from billingkit.services.records import list_where_in
 
 __all__ = ["SPEND_TYPES", "measure_spend", "notify_spend_change", "spend_observations"]
@@ -154,13 +154,5 @@ def notify_spend_change(
         ),
         group_id=seen.entity_id if seen.entity_type is AlertEntityType.GROUP else None,
     )
-    record_with_fields(
-        uow,
-        ctx,
-        _EVENT_TYPES[(seen.alert_type, recovered)],
-        entity_type="subscription",
-        entity_id=sub.id,
-        fields=fields,
-        subject=sub,
-        context=(uow.customers.find(sub.customer_id),),
-    )
+    kind = _EVENT_TYPES[(seen.alert_type, recovered)]
+    notify(uow, ctx, kind, sub, uow.customers.find(sub.customer_id), fields=fields)

@@ -30,7 +30,7 @@ from billingkit.ports import UnitOfWork
 from billingkit.services.alert_states import Observation, Transition, current_states
 from billingkit.services.context import Context
 from billingkit.services.invoicing import CurrentPeriods
-from billingkit.services.notifications import record_with_fields
+from billingkit.services.notifications import notify
 from billingkit.services.wallet_balances import real_time_balances as read_balances
 
 __all__ = ["alerting_wallets", "notify_wallet_change", "real_time_balances", "wallet_observations", "worst"]
@@ -106,12 +106,11 @@ def notify_wallet_change(
         seen = transition.observation
         wallet = wallets[seen.entity_id]
         assert wallet.alert_settings is not None
-        record_with_fields(
+        notify(
             uow,
             ctx,
             _event_type(transition),
-            entity_type="wallet",
-            entity_id=wallet.id,
+            wallet,
             fields=wallet_alert_fields(
                 seen.alert_type,
                 transition.new,
@@ -121,7 +120,6 @@ def notify_wallet_change(
                 if seen.alert_type is AlertType.LOW_ONGOING_BALANCE
                 else wallet.balance,
             ),
-            subject=wallet,
         )
         changed[wallet.id] = wallet
     if not changed:

@@ -13,7 +13,8 @@ Rules:
 - ``initial_credits_to_load`` lands as a ``FREE_CREDIT_GRANT`` credit in the same unit of work,
   expiring at ``initial_credits_expiry_date_utc`` or at the end of the day
   ``initial_credits_to_load_expiry_date`` (``YYYYMMDD``) names, in the future either way.
-- ``auto_topup`` and ``alert_settings`` are validated and stored; nothing acts on them yet.
+- ``alert_settings`` drive the wallet's balance alerts (:mod:`billingkit.services.wallet_alerts`);
+  ``auto_topup`` is validated and stored, nothing acts on it yet.
 - Updates change ``name``, ``description``, ``metadata``, ``config``, ``auto_topup`` and
   ``alert_settings`` of a wallet that is not closed (``wallet.updated``).
 - Terminating debits every credit left on every lot with reason ``WALLET_TERMINATION`` and closes

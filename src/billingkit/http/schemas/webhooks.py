@@ -4,8 +4,10 @@ fields, as :mod:`billingkit.domain.event_types` builds them.
 
 The shapes follow the spec's payload table and the reference's ``webhookDto`` schemas; resources
 that webhooks carry in their whole wire form (customer, feature, entitlement, invoice) reuse the
-answer models. Kinds whose payload is built by parts still to come (alerts, checkout sessions)
-are described from the reference, their resource left open where billingkit has no model yet.
+answer models; the alert kinds' top-level fields follow ``webhookDto.SpendAlertEvent``,
+``AlertWebhookPayload`` and ``WalletWebhookPayload``'s ``alert`` (``WalletAlertInfo``), with money
+as decimal strings. The checkout session kinds, built by a part still to come, are described from
+the reference, their resource left open.
 A test validates every example payload the code produces against its kind's model.
 """
 
@@ -15,13 +17,15 @@ from typing import Any, Literal
 
 from pydantic import create_model
 
+from billingkit.domain.alerts import AlertType
 from billingkit.domain.event_types import EVENT_TYPES
+from billingkit.domain.wallets import AlertState
 from billingkit.http.schemas.base import DecimalString, Timestamp, WireModel
 from billingkit.http.schemas.billing import InvoiceLineItemResponse, InvoiceResponse
 from billingkit.http.schemas.catalog import EntitlementResponse
 from billingkit.http.schemas.customers import CustomerResponse
 from billingkit.http.schemas.events import EventResponse
-from billingkit.http.schemas.features import FeatureResponse
+from billingkit.http.schemas.features import FeatureAlertSettingsResponse, FeatureResponse
 
 __all__ = [
     "PAYLOADS",
@@ -34,6 +38,7 @@ __all__ = [
     "WebhookSubscription",
     "WebhookTransaction",
     "WebhookWallet",
+    "WebhookWalletAlert",
 ]
 
 
@@ -158,6 +163,18 @@ class WebhookWallet(WireModel):
     credit_balance: DecimalString
 
 
+class WebhookWalletAlert(WireModel):
+    """The ``alert`` of wallet balance alert payloads (``webhookDto.WalletAlertInfo``): the
+    wallet's thresholds, which alert changed to which ``state``, the credit balance and the
+    balance compared (the reference types the two balances as numbers; here decimal strings)."""
+
+    alert_settings: FeatureAlertSettingsResponse
+    alert_type: Literal[AlertType.LOW_CREDIT_BALANCE, AlertType.LOW_ONGOING_BALANCE]
+    state: AlertState
+    credit_balance: DecimalString
+    current_balance: DecimalString
+
+
 class WebhookTransaction(WireModel):
     """The ``transaction`` / ``updated_transaction`` of wallet transaction payloads
     (``webhookDto.WalletTransaction``), with the wallet's credit balance around the movement."""
@@ -238,16 +255,15 @@ _RESOURCES: dict[str, Any] = {
 #: The types of the top-level fields beside the resource (the reference's alert payloads).
 _FIELDS: dict[str, Any] = {
     "reason": str,
-    "alert": dict[str, Any] | None,
-    "alert_type": str,
-    "alert_status": str,
+    "alert": WebhookWalletAlert,
+    "alert_status": AlertState,
     "subscription_line_item_id": str | None,
     "group_id": str | None,
     "current_spend": DecimalString,
     "threshold": DecimalString | None,
     "triggered_at": Timestamp,
     "customer_id": str,
-    "feature_id": str | None,
+    "feature_id": str,
     "wallet_id": str,
     "credit_balance": DecimalString,
     "current_balance": DecimalString,
@@ -255,8 +271,22 @@ _FIELDS: dict[str, Any] = {
     "usage": DecimalString,
     "usage_limit": DecimalString | None,
 }
-# Sent only by some kinds of a group (a wallet's ``alert`` by the balance alerts).
-_OPTIONAL = frozenset({"alert"})
+
+#: The one ``alert_type`` each flat or spend alert kind carries, by the kind's name up to its last
+#: dot (the wallet kinds' ``alert`` says which of their two alerts changed).
+_ALERT_TYPES = {
+    "subscription.spend": AlertType.SUBSCRIPTION_SPEND,
+    "subscription.line_item_spend": AlertType.SUBSCRIPTION_LINE_ITEM_SPEND,
+    "subscription.group_spend": AlertType.SUBSCRIPTION_GROUP_SPEND,
+    "feature.wallet_balance": AlertType.FEATURE_WALLET_BALANCE,
+    "entitlement.grant": AlertType.ENTITLEMENT_GRANT_EXHAUSTED,
+}
+
+
+def _field(kind: str, field: str) -> Any:
+    if field == "alert_type":
+        return Literal[_ALERT_TYPES[kind.rsplit(".", 1)[0]]]
+    return _FIELDS[field]
 
 
 def _title(name: str) -> str:
@@ -272,7 +302,7 @@ def _payload(name: str) -> type[WireModel]:
             resource = WebhookCommunicationInvoice
         fields[declared.resource] = (resource, ...)
     for field in declared.fields:
-        fields[field] = (_FIELDS[field], None) if field in _OPTIONAL else (_FIELDS[field], ...)
+        fields[field] = (_field(name, field), ...)
     model: type[WireModel] = create_model(_title(name), __base__=WireModel, **fields)
     model.__doc__ = f"The payload of ``{name}``."
     return model
