@@ -22,6 +22,7 @@ from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
+    checkout_flows,
     credit_grant_applications,
     credit_notes,
     customers,
@@ -175,10 +176,11 @@ def _renewal_notice(scoped: Scoped) -> dict[str, Any]:
 class Subscriptions(Area):
     """Subscriptions. An active subscription gets its opening invoice (the first period's ADVANCE
     charges) when it is created or a draft is activated (``activate(id, start_date=...)``; only a
-    draft can be activated)."""
+    draft can be activated). ``create(..., checkout={...})`` creates a draft activated only once
+    its checkout session is paid (``scoped.checkout.for_subscription(id)``)."""
 
     create = RequestOp(
-        subscriptions.create_subscription,
+        checkout_flows.create_subscription_checked,
         subscriptions.SubscriptionCreate,
         scope_arguments=_renewal_notice,
     )

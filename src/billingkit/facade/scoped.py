@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from billingkit.domain.access import Actor
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import areas, catalog, metering
+from billingkit.facade import areas, catalog, checkout, metering
 from billingkit.ports import UnitOfWork
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class Scoped:
     payments = cached_property(areas.Payments)
     credit_notes = cached_property(areas.CreditNotes)
     wallets = cached_property(areas.Wallets)
+    checkout = cached_property(checkout.Checkout)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)

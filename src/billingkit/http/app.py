@@ -17,6 +17,7 @@ from billingkit.http.routes import (
     access,
     addons,
     cancellation,
+    checkout,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -107,6 +108,7 @@ def build_app(
         credit_notes,
         wallet_balances,
         plan_price_sync,
+        checkout,
     ):
         include(module.router, "/v1")
     include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base

@@ -65,6 +65,10 @@ class Settings:
       active subscriptions with a finalized subscription invoice still unpaid that many days after
       its due date (:mod:`billingkit.services.auto_cancellation`).
 
+    - ``public_url``: where the HTTP adapter is reached from outside (``https://billing.example.com``),
+      the start of the sandbox checkout page's address in ``payment_action.url``; ``None`` (the
+      default) gives a path (``/v1/checkout/sandbox/...``) the host resolves against its own address.
+
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
 
@@ -78,6 +82,7 @@ class Settings:
     auto_invoice_check_interval: timedelta = DEFAULT_CHECK_INTERVAL
     api_key_cache_ttl: timedelta = DEFAULT_API_KEY_CACHE_TTL
     auto_cancellation_grace_days: int | None = None
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -119,6 +124,9 @@ class Settings:
                 f"auto_cancellation_grace_days must be whole days (at least 0) or None, not {grace!r}",
                 field="auto_cancellation_grace_days",
             )
+        url = self.public_url
+        if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+            raise ValidationError(f"public_url is an http(s) address, not {url!r}", field="public_url")
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
             raise ValidationError(

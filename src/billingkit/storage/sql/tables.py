@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, false
 
+from billingkit.storage.sql.checkout_tables import checkout_sessions
 from billingkit.storage.sql.columns import (
     LIVE,
     common_columns,
@@ -559,4 +560,5 @@ TABLES: dict[str, Table] = {
     "subscription_changes": subscription_changes,
     "addon_associations": addon_associations,
     "subscription_phases": subscription_phases,
+    "checkout_sessions": checkout_sessions,
 }
