@@ -59,8 +59,8 @@ __all__ = [
     "create_checkout_session",
     "delete_checkout_session",
     "get_checkout_session",
-    "open_session",
     "get_subscription_session",
+    "open_session",
 ]
 
 ENTITY = "checkout_session"
