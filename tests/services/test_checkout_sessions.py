@@ -80,9 +80,10 @@ def test_a_sandbox_session_activates_nothing_until_paid_then_completes(w: World)
 
     assert (session.checkout_status, session.payment_provider) == (CheckoutStatus.PENDING, "sandbox")
     assert session.expires_at == NOW + timedelta(minutes=30)  # the sandbox's default lifetime
+    scope = f"tenant_id={w.s.tenant_id}&environment_id={w.s.environment_id}"
     assert session.payment_action == {
         "type": "checkout_url",
-        "url": f"/v1/checkout/sandbox/{session.id}?tenant_id={w.s.tenant_id}&environment_id={w.s.environment_id}",
+        "url": f"/v1/checkout/sandbox/{session.id}?{scope}",
     }
     assert (session.checkout_invoice_id, session.checkout_payment_id, session.result) == (None, None, {})
     params = session.configuration["create_subscription_params"]
