@@ -152,7 +152,10 @@ class CheckoutSession(EnvironmentResource):
 
     def to_dict(self) -> dict[str, Any]:
         """The reference's ``CheckoutSessionResponse`` (without the hidden fields)."""
-        return self.model_dump(mode="json", exclude=set(INTERNAL_FIELDS))
+        data = self.model_dump(mode="json", exclude=set(INTERNAL_FIELDS))
+        if self.payment_action is not None:  # in the reference's order, whatever the store kept
+            data["payment_action"] = {"type": self.payment_action["type"], "url": self.payment_action["url"]}
+        return data
 
 
 def checkout_session_payload(session: CheckoutSession) -> dict[str, Any]:
