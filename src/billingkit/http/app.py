@@ -111,7 +111,10 @@ def build_app(
         checkout,
     ):
         include(module.router, "/v1")
-    include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base
+    include(cancellation.doubled, "/v1")
+    include(
+        checkout.pages, "/v1"
+    )  # the sandbox checkout page (HTML for browsers)  # the reference's /v1/... schedule paths under the base
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

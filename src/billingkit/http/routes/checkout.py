@@ -4,7 +4,8 @@
 
 The sandbox page and the webhook take no API key: a payer's browser and Razorpay have none. The
 page's address names the session's scope in its query (``tenant_id``, ``environment_id``); it only
-serves sandbox sessions, which exist only in development environments. The webhook is trusted by
+serves sandbox sessions, which exist only in development environments. The page and its buttons
+are for browsers (HTML and redirects), so they are left out of the OpenAPI document. The webhook is trusted by
 its signature (``X-Razorpay-Signature``, checked with the environment's webhook secret) and always
 answers 200, whatever it carried, so Razorpay never retries what cannot succeed.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
 
@@ -30,8 +31,11 @@ from billingkit.services.checkout_providers import sandbox_path
 from billingkit.services.checkout_sessions import CheckoutSessionCreate
 
 router = APIRouter(tags=["checkout"], route_class=WireRoute)
+#: The sandbox page and its buttons: HTML and redirects for a browser, not JSON answers.
+pages = APIRouter(tags=["checkout"], include_in_schema=False)
 
 ScopeId = Annotated[str, Query(min_length=1, max_length=64)]
+ScopePath = Annotated[str, Path(min_length=1, max_length=64)]
 
 
 class WebhookReceipt(WireModel):
@@ -82,7 +86,7 @@ def _page(scoped: Scoped, session: CheckoutSession, query: str) -> HTMLResponse:
     return HTMLResponse(render_sandbox_page(session, invoice, query))
 
 
-@router.get("/checkout/sandbox/{session_id}", response_class=HTMLResponse, include_in_schema=True)
+@pages.get("/checkout/sandbox/{session_id}", response_class=HTMLResponse)
 def sandbox_page(
     request: Request, session_id: str, tenant_id: ScopeId, environment_id: ScopeId
 ) -> HTMLResponse:
@@ -105,14 +109,14 @@ def _after(session: CheckoutSession) -> Response:
     return RedirectResponse(target or sandbox_path(session), status_code=303)
 
 
-@router.post("/checkout/sandbox/{session_id}/pay", response_class=RedirectResponse, status_code=303)
+@pages.post("/checkout/sandbox/{session_id}/pay", response_class=RedirectResponse, status_code=303)
 def sandbox_pay(request: Request, session_id: str, tenant_id: ScopeId, environment_id: ScopeId) -> Response:
     """The Pay button: the session completes as a provider's confirmation would complete it."""
     scoped = _sandbox_scope(request, tenant_id, environment_id)
     return _after(scoped.checkout.pay_sandbox(session_id))
 
 
-@router.post("/checkout/sandbox/{session_id}/decline", response_class=RedirectResponse, status_code=303)
+@pages.post("/checkout/sandbox/{session_id}/decline", response_class=RedirectResponse, status_code=303)
 def sandbox_decline(
     request: Request, session_id: str, tenant_id: ScopeId, environment_id: ScopeId
 ) -> Response:
@@ -127,8 +131,8 @@ def sandbox_decline(
 @router.post("/webhooks/razorpay/{tenant_id}/{environment_id}")
 async def razorpay_webhook(
     request: Request,
-    tenant_id: str,
-    environment_id: str,
+    tenant_id: ScopePath,
+    environment_id: ScopePath,
     x_razorpay_signature: Annotated[str | None, Header()] = None,
     x_razorpay_event_id: Annotated[str | None, Header()] = None,
 ) -> WebhookReceipt:
