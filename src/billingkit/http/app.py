@@ -111,10 +111,9 @@ def build_app(
         checkout,
     ):
         include(module.router, "/v1")
+    # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
     include(cancellation.doubled, "/v1")
-    include(
-        checkout.pages, "/v1"
-    )  # the sandbox checkout page (HTML for browsers)  # the reference's /v1/... schedule paths under the base
+    include(checkout.pages, "/v1")
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:
