@@ -143,6 +143,7 @@ def _billing(args: argparse.Namespace, settings: Settings | None = None) -> Bill
         _database_url(args),
         settings=settings or _settings(args),
         payment_provider=RazorpayPaymentProvider.from_env(os.environ),
+        environment_providers=RazorpayPaymentProvider.per_environment_from_env(os.environ),
     )
 
 
@@ -157,7 +158,8 @@ def _configure_logging(level: str) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    """The ``Billing`` settings of a command: the token secret and, for the commands that run the
+    """The ``Billing`` settings of a command: the token secret, the public address and, for the
+    commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
     ``Settings`` default), the invoice finalization delay (variable, else none), the entitlement
     cache TTL (variable, else the default), the auto-invoice threshold check interval (variable,
@@ -165,7 +167,9 @@ def _settings(args: argparse.Namespace) -> Settings:
     else off)."""
     from billingkit.services.settings import Settings
 
-    settings = Settings(token_secret=_token_secret())
+    settings = Settings(
+        token_secret=_token_secret(), public_url=os.environ.get("BILLINGKIT_PUBLIC_URL") or None
+    )
     if not hasattr(args, "interval"):
         return settings
     return settings.replace(

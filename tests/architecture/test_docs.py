@@ -1,4 +1,4 @@
-"""The Python examples in the README and the API guide run as written."""
+"""The Python examples in the README, the API guide and the checkout guide run as written."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "api.md"]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "api.md", ROOT / "docs" / "checkout.md"]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
