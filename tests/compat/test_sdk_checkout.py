@@ -10,22 +10,14 @@ from flexprice import Flexprice, models
 from flexprice.models import errors
 
 from billingkit.facade import Scoped
+from tests.checkout_world import checkout_plan, subscription_params
 from tests.compat.conftest import known, status_and_code
-
-PRICE = {
-    "type": "FIXED",
-    "billing_model": "FLAT_FEE",
-    "amount": "30",
-    "currency": "usd",
-    "billing_period": "MONTHLY",
-    "invoice_cadence": "ADVANCE",
-}
 
 
 @pytest.fixture
 def plan_id(env: Scoped) -> str:
     env.customers.create(external_id="c1", name="Ada")
-    return env.plans.create(name="Pro", prices=[PRICE]).id
+    return checkout_plan(env)
 
 
 def test_a_checkout_session_round_trips_and_is_paid_on_the_sandbox_page(
@@ -35,9 +27,7 @@ def test_a_checkout_session_round_trips_and_is_paid_on_the_sandbox_page(
         action="create_subscription",
         customer_external_id="c1",
         payment_provider="sandbox",
-        configuration={
-            "create_subscription_params": {"plan_id": plan_id, "currency": "usd", "billing_period": "MONTHLY"}
-        },
+        configuration=subscription_params(plan_id),
         idempotency_key="sdk-1",
         success_url="https://shop.test/ok",
         metadata={"cart": "7"},
@@ -79,24 +69,18 @@ def test_a_checkout_session_round_trips_and_is_paid_on_the_sandbox_page(
 def test_an_open_key_is_a_conflict_and_a_subscription_with_checkout_answers_its_session(
     sdk: Flexprice, env: Scoped, plan_id: str
 ) -> None:
-    params = {
-        "create_subscription_params": {"plan_id": plan_id, "currency": "usd", "billing_period": "MONTHLY"}
-    }
-    sdk.checkout.create_checkout_session(
-        action="create_subscription",
-        customer_external_id="c1",
-        payment_provider="sandbox",
-        configuration=params,
-        idempotency_key="sdk-2",
-    )
-    with pytest.raises(errors.FlexpriceError) as duplicate:
-        sdk.checkout.create_checkout_session(
+    def open_session() -> models.CheckoutSessionResponse:
+        return sdk.checkout.create_checkout_session(
             action="create_subscription",
             customer_external_id="c1",
             payment_provider="sandbox",
-            configuration=params,
+            configuration=subscription_params(plan_id),
             idempotency_key="sdk-2",
         )
+
+    open_session()
+    with pytest.raises(errors.FlexpriceError) as duplicate:
+        open_session()
     assert status_and_code(duplicate.value) == (409, "already_exists")
 
     sub = sdk.subscriptions.create_subscription(

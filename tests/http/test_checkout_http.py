@@ -14,17 +14,9 @@ from billingkit import Billing, TestClock
 from billingkit.http import create_app
 from billingkit.services.access import BootstrapResult
 from billingkit.testing.razorpay_fake import RazorpayFake
+from tests.checkout_world import PRICE, subscription_params
 
 from .conftest import assert_error
-
-PRICE = {
-    "type": "FIXED",
-    "billing_model": "FLAT_FEE",
-    "amount": "30",
-    "currency": "usd",
-    "billing_period": "MONTHLY",
-    "invoice_cadence": "ADVANCE",
-}
 
 
 @pytest.fixture
@@ -41,9 +33,7 @@ def session_body(plan_id: str, **fields: Any) -> dict[str, Any]:
         "customer_external_id": "c1",
         "action": "create_subscription",
         "payment_provider": "sandbox",
-        "configuration": {
-            "create_subscription_params": {"plan_id": plan_id, "currency": "usd", "billing_period": "MONTHLY"}
-        },
+        "configuration": subscription_params(plan_id),
         **fields,
     }
 

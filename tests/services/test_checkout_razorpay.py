@@ -26,16 +26,9 @@ from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.providers import RazorpayPaymentProvider
 from billingkit.services.access import BootstrapResult
 from billingkit.testing.razorpay_fake import RazorpayFake
+from tests.checkout_world import checkout_plan, subscription_params
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
-PLAN = {
-    "type": "FIXED",
-    "billing_model": "FLAT_FEE",
-    "amount": "30",
-    "currency": "usd",
-    "billing_period": "MONTHLY",
-    "invoice_cadence": "ADVANCE",
-}
 
 
 @dataclass
@@ -47,11 +40,10 @@ class World:
     plan_id: str
 
     def open(self, **fields: Any) -> CheckoutSession:
-        params = {"plan_id": self.plan_id, "currency": "usd", "billing_period": "MONTHLY"}
         return self.s.checkout.create(
             customer_external_id="c1",
             action="create_subscription",
-            configuration={"create_subscription_params": params},
+            configuration=subscription_params(self.plan_id),
             payment_provider="razorpay",
             **fields,
         )
@@ -77,9 +69,9 @@ def _world(
     # A second Billing on the same store, whose test environment has its own Razorpay account.
     own = Billing(billing.storage, clock, environment_providers={environment_id: provider})
     s = own.scope(setup.tenant.id, environment_id)
-    plan = s.plans.create(name="Pro", prices=[PLAN])
+    plan_id = checkout_plan(s)
     s.customers.create(external_id="c1", name="Ada")
-    return World(s, own, clock, fake, plan.id)
+    return World(s, own, clock, fake, plan_id)
 
 
 @pytest.fixture

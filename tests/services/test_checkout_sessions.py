@@ -21,6 +21,7 @@ from billingkit.domain.invoices import InvoiceStatus, PaymentStatus
 from billingkit.domain.queries import ListQuery
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import SubscriptionStatus
+from tests.checkout_world import checkout_plan, subscription_params
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 KINDS = ("subscriptions", "invoices", "payments", "checkout_sessions")
@@ -34,12 +35,11 @@ class World:
     plan_id: str
     customer_id: str
 
-    def open(self, **fields: Any) -> CheckoutSession:
-        params = {"plan_id": self.plan_id, "currency": "usd", "billing_period": "MONTHLY"}
+    def open(self, plan_id: str | None = None, **fields: Any) -> CheckoutSession:
         return self.s.checkout.create(
             customer_external_id="c1",
             action="create_subscription",
-            configuration={"create_subscription_params": params},
+            configuration=subscription_params(plan_id or self.plan_id),
             **fields,
         )
 
@@ -57,22 +57,10 @@ class World:
 @pytest.fixture
 def w(test_env: Scoped, billing: Billing, clock: TestClock) -> World:
     test_env.tax_rates.create(name="VAT", code="VAT10", tax_rate_type="percentage", percentage_value="10")
-    plan = test_env.plans.create(
-        name="Pro",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "30",
-                "currency": "usd",
-                "billing_period": "MONTHLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
+    plan_id = checkout_plan(test_env)
     customer = test_env.customers.create(external_id="c1", name="Ada")
     test_env.tax_associations.create(tax_rate_code="VAT10", external_customer_id="c1")
-    return World(test_env, billing, clock, plan.id, customer.id)
+    return World(test_env, billing, clock, plan_id, customer.id)
 
 
 def test_a_sandbox_session_activates_nothing_until_paid_then_completes(w: World) -> None:
@@ -242,32 +230,10 @@ def test_bad_requests_are_refused_before_anything_is_written(w: World) -> None:
 
 
 def test_a_zero_first_invoice_is_refused(w: World) -> None:
-    plan = w.s.plans.create(
-        name="Metered",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "0",
-                "currency": "usd",
-                "billing_period": "MONTHLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
+    free = checkout_plan(w.s, amount="0")
     before = w.counts()
     with pytest.raises(InvalidOperation, match="checkout requires a non-zero invoice"):
-        w.s.checkout.create(
-            customer_external_id="c1",
-            action="create_subscription",
-            configuration={
-                "create_subscription_params": {
-                    "plan_id": plan.id,
-                    "currency": "usd",
-                    "billing_period": "MONTHLY",
-                }
-            },
-        )
+        w.open(free)
     assert w.counts() == before
 
 
@@ -287,27 +253,14 @@ def test_deleting_an_open_session_fails_it_and_archives_it(w: World) -> None:
 
 
 def test_a_production_environment_takes_no_sandbox_payments(prod_env: Scoped) -> None:
-    plan = prod_env.plans.create(
-        name="Pro",
-        prices=[
-            {
-                "type": "FIXED",
-                "billing_model": "FLAT_FEE",
-                "amount": "30",
-                "currency": "usd",
-                "billing_period": "MONTHLY",
-                "invoice_cadence": "ADVANCE",
-            }
-        ],
-    )
+    plan_id = checkout_plan(prod_env)
     prod_env.customers.create(external_id="c1", name="Ada")
-    params = {"plan_id": plan.id, "currency": "usd", "billing_period": "MONTHLY"}
     for provider in ("sandbox", None):  # None: the default there is Razorpay, not configured here
         with pytest.raises(ValidationError) as caught:
             prod_env.checkout.create(
                 customer_external_id="c1",
                 action="create_subscription",
-                configuration={"create_subscription_params": params},
+                configuration=subscription_params(plan_id),
                 payment_provider=provider,
             )
         assert caught.value.field == "payment_provider"

@@ -22,7 +22,7 @@ from typing import Any
 
 from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.customers import Customer
-from billingkit.domain.invoices import BillingReason, Invoice, PaymentStatus
+from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus, PaymentStatus
 from billingkit.domain.payments import Payment, PaymentAttempt, PaymentMethodType
 from billingkit.domain.periods import BillingPeriod, Period
 from billingkit.domain.resources import Status
@@ -179,6 +179,14 @@ def subscription_configuration(params: CreateSubscriptionParams, prepared: Prepa
     }
 
 
+def _finalize(uow: UnitOfWork, ctx: Context, invoice: Invoice) -> Invoice:
+    """Draft ``invoice`` numbered and finalized now, saved at the version it was read at."""
+    (numbered,) = number_invoices(uow, ctx, [invoice])
+    saved = uow.invoices.update(numbered.model_copy(update=ctx.touch()), expected_version=invoice.version)
+    notifications.notify(uow, ctx, "invoice.update.finalized", saved)
+    return saved
+
+
 def _finalize_stored(invoice_id: str) -> Any:
     """An ``open_with`` for :func:`activate_subscription` that finalizes the stored draft invoice
     ``invoice_id`` instead of computing a new one."""
@@ -187,9 +195,7 @@ def _finalize_stored(invoice_id: str) -> Any:
         invoice = uow.invoices.get(invoice_id)
         if (invoice.period_start, invoice.period_end) != (sub.current_period_start, sub.current_period_end):
             raise InternalError(f"invoice {invoice.id} does not cover the first period of {sub.id}")
-        (numbered,) = number_invoices(uow, ctx, [invoice])
-        saved = uow.invoices.update(numbered.model_copy(update=ctx.touch()), expected_version=invoice.version)
-        notifications.notify(uow, ctx, "invoice.update.finalized", saved)
+        _finalize(uow, ctx, invoice)
         return sub.model_copy(update={"billing_sequence": invoice.billing_sequence})
 
     return opening
@@ -201,12 +207,8 @@ def pay_checkout_invoice(
     """Finalize ``session``'s invoice if it is still a draft, and record its payment as succeeded
     (one attempt naming ``provider_payment_id``), which pays the invoice."""
     invoice = uow.invoices.get(session.invoice_id or "")
-    if invoice.invoice_status.value == "DRAFT":
-        (numbered,) = number_invoices(uow, ctx, [invoice])
-        invoice = uow.invoices.update(
-            numbered.model_copy(update=ctx.touch()), expected_version=invoice.version
-        )
-        notifications.notify(uow, ctx, "invoice.update.finalized", invoice)
+    if invoice.invoice_status is InvoiceStatus.DRAFT:
+        invoice = _finalize(uow, ctx, invoice)
     payment = uow.payments.get(session.payment_id or "")
     if payment.payment_status is PaymentStatus.SUCCEEDED:
         return invoice, payment
