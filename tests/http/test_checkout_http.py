@@ -209,3 +209,32 @@ def test_razorpays_webhook_always_answers_200_and_applies_only_signed_events(
     assert done["checkout_status"] == "completed"
     repeated = client.post(path, content=hook.body, headers=hook.headers)
     assert repeated.status_code == 200 and repeated.json()["status"].startswith("ignored")
+
+
+def test_a_top_up_with_checkout_answers_its_session_and_lands_once_paid(
+    client: TestClient, test_key: dict[str, str], plan_id: str
+) -> None:
+    customer = client.get("/v1/customers/external/c1", headers=test_key).json()
+    wallet = client.post(
+        "/v1/wallets", json={"customer_id": customer["id"], "currency": "usd"}, headers=test_key
+    ).json()
+    body = {
+        "credits_to_add": "25",
+        "transaction_reason": "PURCHASED_CREDIT_INVOICED",
+        "checkout": {"payment_provider": "sandbox", "success_url": "https://shop.test/ok"},
+    }
+    topped = client.post(f"/v1/wallets/{wallet['id']}/top-up", json=body, headers=test_key)
+    assert topped.status_code == 200, topped.text
+    session = topped.json()["checkout_session"]
+    assert (session["action"], session["checkout_status"]) == ("wallet_topup", "pending")
+    again = client.post(
+        f"/v1/wallets/{wallet['id']}/top-up", json={**body, "credits_to_add": "5"}, headers=test_key
+    )
+    assert_error(again, 409, "already_exists")
+    assert (
+        client.post(
+            session["payment_action"]["url"].replace("?", "/pay?", 1), follow_redirects=False
+        ).status_code
+        == 303
+    )
+    assert client.get(f"/v1/wallets/{wallet['id']}", headers=test_key).json()["credit_balance"] == "25"

@@ -286,3 +286,59 @@ def test_a_subscription_created_with_checkout_is_a_draft_until_its_session_is_pa
     w.s.checkout.pay_sandbox(session.id)
     assert w.s.subscriptions.get(sub.id).subscription_status is SubscriptionStatus.ACTIVE
     assert w.s.invoices.get(session.invoice_id or "").payment_status is PaymentStatus.SUCCEEDED
+
+
+def test_a_checkout_top_up_lands_its_credits_only_once_paid(w: World) -> None:
+    wallet = w.s.wallets.create(customer_id=w.customer_id, currency="usd")
+    topped = w.s.wallets.top_up(
+        wallet.id,
+        credits_to_add="50",
+        transaction_reason="PURCHASED_CREDIT_INVOICED",
+        idempotency_key="topup-1",
+        checkout={"payment_provider": "sandbox"},
+    )
+    session = topped.checkout_session
+    assert session is not None and session.action.value == "wallet_topup"
+    assert session.configuration == {
+        "wallet_topup_params": {"wallet_id": wallet.id, "wallet_transaction_id": topped.wallet_transaction.id}
+    }
+    assert session.invoice_id == topped.invoice_id
+    assert w.s.wallets.get(wallet.id).credit_balance == Decimal("0")  # nothing before the payment
+    with pytest.raises(AlreadyExists) as caught:  # one open top-up session per wallet
+        w.s.wallets.top_up(
+            wallet.id,
+            credits_to_add="5",
+            transaction_reason="PURCHASED_CREDIT_INVOICED",
+            checkout={"payment_provider": "sandbox"},
+        )
+    assert caught.value.details["field"] == "wallet_id"
+
+    done = w.s.checkout.pay_sandbox(session.id)
+    assert (done.checkout_status, done.checkout_invoice_id) == (CheckoutStatus.COMPLETED, topped.invoice_id)
+    assert w.s.wallets.get(wallet.id).credit_balance == Decimal("50")
+    assert w.s.invoices.get(topped.invoice_id or "").payment_status is PaymentStatus.SUCCEEDED
+
+    declined = w.s.wallets.top_up(
+        wallet.id,
+        credits_to_add="20",
+        transaction_reason="PURCHASED_CREDIT_INVOICED",
+        idempotency_key="topup-2",
+        checkout={"payment_provider": "sandbox"},
+    )
+    assert declined.checkout_session is not None
+    w.s.checkout.decline_sandbox(declined.checkout_session.id)
+    assert w.s.wallets.get(wallet.id).credit_balance == Decimal("50")  # the 20 never landed
+    with w.billing.storage.unit_of_work(w.s.tenant_id, w.s.environment_id) as uow:
+        voided = uow.invoices.get(declined.invoice_id or "")
+        assert (voided.invoice_status, voided.status) == (InvoiceStatus.VOIDED, Status.ARCHIVED)
+        row = uow.wallet_transactions.get(declined.wallet_transaction.id)
+        assert row.transaction_status.value == "failed"
+
+    with pytest.raises(ValidationError) as refused:
+        w.s.wallets.top_up(
+            wallet.id,
+            credits_to_add="5",
+            transaction_reason="FREE_CREDIT_GRANT",
+            checkout={"payment_provider": "sandbox"},
+        )
+    assert refused.value.field == "checkout"

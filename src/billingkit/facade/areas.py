@@ -438,7 +438,7 @@ class Wallets(Area):
     search = RequestOp(wallets.search_wallets, wallets.WalletSearch, read_only=True)
     update = IdRequestOp(wallets.update_wallet, wallets.WalletUpdate)
     terminate = IdOp(wallets.terminate_wallet)
-    top_up = IdRequestOp(wallet_topups.top_up_wallet, wallet_topups.TopUpRequest)
+    top_up = IdRequestOp(checkout_flows.top_up_wallet_checked, wallet_topups.TopUpRequest)
     transactions = IdRequestOp(
         wallet_transactions.list_wallet_transactions,
         wallet_transactions.WalletTransactionSearch,

@@ -32,6 +32,7 @@ from billingkit.services import notifications
 from billingkit.services.billing_runs import BatchResult
 from billingkit.services.checkout_providers import RAZORPAY, SANDBOX, SESSION_NOTE
 from billingkit.services.checkout_subscriptions import apply_created_subscription, cleanup_subscription
+from billingkit.services.checkout_topups import apply_topup, cleanup_topup
 from billingkit.services.context import Context, DueRun
 from billingkit.services.records import get_live
 
@@ -56,6 +57,7 @@ Cleanup = Callable[[UnitOfWork, Context, CheckoutSession, str], None]
 #: Each action's apply step and cleanup.
 ACTIONS: dict[CheckoutAction, tuple[Apply, Cleanup]] = {
     CheckoutAction.CREATE_SUBSCRIPTION: (apply_created_subscription, cleanup_subscription),
+    CheckoutAction.WALLET_TOPUP: (apply_topup, cleanup_topup),
 }
 
 
