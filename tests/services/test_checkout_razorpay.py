@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from billingkit import Billing, Scoped, TestClock
+from billingkit import Billing, Scoped, TestClock, ValidationError
 from billingkit.domain.checkout_sessions import CheckoutSession, CheckoutStatus
 from billingkit.domain.gateways import PaymentRequest, ProviderPayment
 from billingkit.domain.invoices import PaymentStatus
@@ -234,3 +234,12 @@ def test_a_link_that_expires_before_the_session_moves_its_expiry(
     w.clock.set(NOW + timedelta(minutes=5))
     w.billing.run_due()
     assert w.s.checkout.get(session.id).checkout_status is CheckoutStatus.EXPIRED
+
+
+def test_a_mandate_for_automatic_charges_is_refused_before_anything_is_written(w: World) -> None:
+    with pytest.raises(ValidationError) as caught:
+        w.open(
+            payment_provider_config={"collection_method": "charge_automatically", "payment_method": "CARD"}
+        )
+    assert caught.value.field == "payment_provider_config.collection_method"
+    assert w.s.subscriptions.list().items == [] and w.fake.requests == []

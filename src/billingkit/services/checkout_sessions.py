@@ -132,6 +132,17 @@ def open_session(
     with the key, or of the wallet), and whatever ``prepare`` or the provider raise."""
     name = params.payment_provider or default_provider(uow, ctx)
     provider = checkout_provider(uow, ctx, name)
+    config = params.payment_provider_config
+    if (
+        provider is not None
+        and config is not None
+        and config.collection_method is CollectionMethod.CHARGE_AUTOMATICALLY
+    ):
+        raise ValidationError(
+            f"{name} checkout takes a payment link (collection_method send_invoice); registering a "
+            "recurring-payment mandate (charge_automatically) is not supported by this version",
+            field="payment_provider_config.collection_method",
+        )
     if params.expires_at is not None and params.expires_at <= ctx.now:
         raise ValidationError("expires_at must be in the future", field="expires_at")
     expires_at = params.expires_at or ctx.now + default_lifetime(name)
@@ -139,7 +150,6 @@ def open_session(
     _check_wallet(uow, wallet_id)
     session_id = ctx.ids.new("cs")
     prepared = prepare(session_id, name)
-    config = params.payment_provider_config
     session = CheckoutSession(
         id=session_id,
         **ctx.stamp(),
