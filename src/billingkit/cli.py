@@ -169,6 +169,7 @@ def _billing(args: argparse.Namespace, settings: Settings | None = None) -> Bill
         settings=settings,
         payment_provider=RazorpayPaymentProvider.from_env(os.environ),
         webhook_transport=_webhook_transport(settings),
+        environment_providers=RazorpayPaymentProvider.per_environment_from_env(os.environ),
     )
 
 
@@ -195,7 +196,8 @@ def _configure_logging(level: str) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    """The ``Billing`` settings of a command: the token secret and, for the commands that run the
+    """The ``Billing`` settings of a command: the token secret, the public address and, for the
+    commands that run the
     worker (``serve``, ``worker``), its interval and batch size (flag, else variable, else the
     ``Settings`` default), the invoice finalization delay (variable, else none), the entitlement
     cache TTL (variable, else the default), the auto-invoice threshold check interval (variable,
@@ -206,6 +208,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings(
         token_secret=_token_secret(),
         webhook_secret_key=os.environ.get("BILLINGKIT_WEBHOOK_SECRET_KEY") or None,
+        public_url=os.environ.get("BILLINGKIT_PUBLIC_URL") or None,
     )
     if not hasattr(args, "interval"):
         return settings

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from billingkit.domain.access import Account, ApiKey, Environment, Tenant
 from billingkit.domain.addon_associations import AddonAssociation
@@ -29,6 +29,7 @@ from billingkit.domain.catalog import (
     TaxAssociation,
     TaxRate,
 )
+from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
@@ -70,6 +71,7 @@ __all__ = [
     "UnitOfWork",
     "UsageStore",
     "WebhookTransport",
+    "WebhookVerifier",
 ]
 
 T = TypeVar("T", bound=Record)
@@ -255,6 +257,7 @@ class Repositories(Protocol):
     subscription_phases: Repository[SubscriptionPhase]
     alert_settings: Repository[AlertSetting]
     alert_logs: Ledger[AlertLog]
+    checkout_sessions: Repository[CheckoutSession]
     events: EventStore
     usage: UsageStore
     counters: CounterStore
@@ -371,6 +374,16 @@ class PaymentProvider(Protocol):
         Idempotent on ``request.idempotency_key`` as :meth:`create_payment` is;
         :class:`NotFound` for a payment this provider never issued; :class:`InvalidOperation`
         for a payment that did not succeed or an amount above what is left to refund."""
+        ...
+
+
+@runtime_checkable
+class WebhookVerifier(Protocol):
+    """A payment provider that calls the host back with signed webhooks (Razorpay) and can check
+    that a delivery is its own."""
+
+    def verify_webhook(self, body: bytes, signature: str) -> bool:
+        """Whether ``signature`` (the provider's signature header) signs the raw ``body``."""
         ...
 
 

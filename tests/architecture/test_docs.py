@@ -1,4 +1,5 @@
-"""The Python examples in the README, the API guide and the notebook guide run as written."""
+"""The Python examples in the README, the API guide, the notebook guide and the checkout guide run as
+written."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "api.md", ROOT / "docs" / "notebooks.md"]
+DOCS = [
+    ROOT / "README.md",
+    ROOT / "docs" / "api.md",
+    ROOT / "docs" / "notebooks.md",
+    ROOT / "docs" / "checkout.md",
+]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 

@@ -119,8 +119,8 @@ def test_a_type_outside_the_catalogue_or_under_another_key_cannot_be_made() -> N
         notifications.event(
             ctx, event_type="customer.created", entity_type="invoice", entity_id="c", resource={}
         )
-    with pytest.raises(InternalError, match=r"cannot build the payload of checkout\.session\.initiated"):
-        notifications.notification(ctx, "checkout.session.initiated", object())
+    with pytest.raises(InternalError, match=r"cannot build the payload of entitlement\.grant\.exhausted"):
+        notifications.notification(ctx, "entitlement.grant.exhausted", object())
     made = notifications.event(
         ctx, event_type="customer.created", entity_type="customer", entity_id="c", resource={"id": "c"}
     )

@@ -34,7 +34,9 @@ def _usage_plan(sdk: Flexprice, env: Scoped) -> tuple[str, str]:
     return customer.id, plan.id
 
 
-def test_threshold_and_payment_method_on_create_and_checkout_refused(sdk: Flexprice, env: Scoped) -> None:
+def test_threshold_and_payment_method_on_create_and_an_unconfigured_checkout_provider_refused(
+    sdk: Flexprice, env: Scoped
+) -> None:
     customer_id, plan_id = _usage_plan(sdk, env)
     sub = known(
         sdk.subscriptions.create_subscription(
@@ -60,7 +62,7 @@ def test_threshold_and_payment_method_on_create_and_checkout_refused(sdk: Flexpr
             checkout={"payment_provider": "razorpay", "success_url": "https://shop.test/ok"},
         )
     assert status_and_code(refused.value) == (400, "validation_error")
-    assert "checkout feature" in refused.value.data.message
+    assert "razorpay is not configured for this environment" in refused.value.data.message
     with pytest.raises(errors.FlexpriceError) as zero:
         sdk.subscriptions.create_subscription(
             customer_id=customer_id,

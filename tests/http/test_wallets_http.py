@@ -300,9 +300,9 @@ def test_top_up_and_transactions(
             {
                 "credits_to_add": "10",
                 "transaction_reason": "PURCHASED_CREDIT_INVOICED",
-                "checkout": {"payment_provider": "razorpay"},
+                "checkout": {"payment_provider": "razorpay"},  # not configured for the environment
             },
-            "checkout",
+            "payment_provider",
         ),
     ],
 )

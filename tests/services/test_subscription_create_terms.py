@@ -1,6 +1,7 @@
 """The rest of the create request, through the library, on every store: ``auto_invoice_threshold``
 (its rules at create, its checks by the billing run), ``gateway_payment_method_id`` (the method
-the provider is asked to charge) and ``checkout`` (refused until checkout sessions exist).
+the provider is asked to charge) and ``checkout`` (a provider the environment lacks is refused;
+the flow itself is tested in tests/services/test_checkout_sessions.py).
 
 The ``clock`` fixture starts at 2026-05-01 09:30 UTC.
 """
@@ -268,13 +269,12 @@ def test_usage_below_the_threshold_is_not_invoiced_and_moves_nothing_but_the_nex
 
 
 @pytest.mark.parametrize("storage", ["memory"], indirect=True)
-def test_checkout_is_refused_until_checkout_sessions_exist(w: World) -> None:
+def test_checkout_through_a_provider_the_environment_lacks_is_refused_and_writes_nothing(w: World) -> None:
     before = w.written()
     with pytest.raises(ValidationError) as caught:
         w.create(checkout={"payment_provider": "razorpay", "success_url": "https://example.test/ok"})
-    assert caught.value.field == "checkout"
-    assert "checkout feature" in caught.value.message
-    assert "not supported" not in caught.value.message
+    assert caught.value.field == "payment_provider"
+    assert "not configured" in caught.value.message
     assert w.written() == before
     assert w.create(checkout={}).subscription_status is SubscriptionStatus.ACTIVE  # empty: nothing asked
     assert w.create(checkout=None).subscription_status is SubscriptionStatus.ACTIVE

@@ -5,8 +5,7 @@ A payload is ``{"event_type": <name>, <resource>: {...}}`` (``resource`` is also
 notification's ``entity_type``); some carry more top-level ``fields`` beside it (a wallet balance
 alert's ``alert``, a spend alert's thresholds). ``build`` makes the resource object from the model it is
 about (plus what it needs besides, e.g. a subscription's customer), or a :class:`Built` with the
-resource and the top-level fields (``event.rejected``'s ``reason``); it is ``None`` where
-billingkit has no such model yet (checkout sessions).
+resource and the top-level fields (``event.rejected``'s ``reason``).
 
 Services record notifications through this catalogue (``services.notifications``), so a type
 that is not declared here cannot be recorded; the API guide lists it (a test keeps the list equal).
@@ -21,6 +20,7 @@ from typing import Any
 
 from billingkit.domain.alert_payloads import feature_wallet_alert_fields
 from billingkit.domain.catalog import Entitlement, Feature
+from billingkit.domain.checkout_sessions import checkout_session_payload
 from billingkit.domain.credit_notes import CreditNote
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
@@ -450,6 +450,7 @@ _CATALOGUE: tuple[EventType, ...] = (
         "checkout_session",
         "checkout.session.initiated checkout.session.completed checkout.session.failed "
         "checkout.session.expired",
+        checkout_session_payload,
     ),
     *_group("Ingestion", "event", "event.rejected", rejected_event_payload, fields=("reason",)),
 )

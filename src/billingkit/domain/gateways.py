@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
@@ -49,6 +50,10 @@ class PaymentRequest:
     payment_method_id: str | None = None
     description: str = ""
     metadata: Mapping[str, str] = field(default_factory=dict)
+    #: For a payment the customer is asked to make (no method): when the place to pay should stop
+    #: taking money (``None``: the provider's default), and where the payer's browser goes after.
+    expires_at: datetime | None = None
+    callback_url: str | None = None
 
     def __post_init__(self) -> None:
         if not self.idempotency_key:
@@ -74,6 +79,8 @@ class ProviderPayment:
     currency: str
     checkout_url: str | None = None
     failure_reason: str | None = None
+    #: When ``checkout_url`` stops taking money, if the provider says (a link's expiry).
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

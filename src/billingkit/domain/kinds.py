@@ -38,6 +38,7 @@ from billingkit.domain.catalog import (
     TaxAssociation,
     TaxRate,
 )
+from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
@@ -446,6 +447,20 @@ KINDS: dict[str, Kind] = {
                 credit_note_type=EQ,
                 credit_note_status=IN,
                 reason=EQ,
+            ),
+        ),
+        # A payment-gated action: the key and the wallet are held only while the session is open
+        # (``open_key``/``open_wallet_id`` are cleared when it ends); the worker expires it at run_at.
+        Kind(
+            "checkout_sessions",
+            "checkout session",
+            CheckoutSession,
+            Level.ENVIRONMENT,
+            unique=(Unique(("open_key",)), Unique(("open_wallet_id",))),
+            versioned=True,
+            due_at="run_at",
+            searchable=searchable(
+                customer_id=EQ, action=EQ, checkout_status=IN, provider_session_id=EQ, subscription_id=EQ
             ),
         ),
         # A grant's credits for one subscription and period: granted once, by the worker.

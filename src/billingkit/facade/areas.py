@@ -23,6 +23,7 @@ from billingkit.domain.validation import parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
+    checkout_flows,
     credit_grant_applications,
     credit_notes,
     customers,
@@ -183,10 +184,11 @@ def _renewal_notice(scoped: Scoped) -> dict[str, Any]:
 class Subscriptions(Area):
     """Subscriptions. An active subscription gets its opening invoice (the first period's ADVANCE
     charges) when it is created or a draft is activated (``activate(id, start_date=...)``; only a
-    draft can be activated)."""
+    draft can be activated). ``create(..., checkout={...})`` creates a draft activated only once
+    its checkout session is paid (``scoped.checkout.for_subscription(id)``)."""
 
     create = RequestOp(
-        subscriptions.create_subscription,
+        checkout_flows.create_subscription_checked,
         subscriptions.SubscriptionCreate,
         scope_arguments=_renewal_notice,
     )
@@ -460,7 +462,7 @@ class Wallets(Area):
     search = RequestOp(wallets.search_wallets, wallets.WalletSearch, read_only=True)
     update = IdRequestOp(wallets.update_wallet, wallets.WalletUpdate)
     terminate = IdOp(wallets.terminate_wallet)
-    top_up = IdRequestOp(wallet_topups.top_up_wallet, wallet_topups.TopUpRequest)
+    top_up = IdRequestOp(checkout_flows.top_up_wallet_checked, wallet_topups.TopUpRequest)
     transactions = IdRequestOp(
         wallet_transactions.list_wallet_transactions,
         wallet_transactions.WalletTransactionSearch,

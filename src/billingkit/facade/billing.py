@@ -73,6 +73,7 @@ class Billing:
         settings: Settings | None = None,
         payment_provider: PaymentProvider | None = None,
         webhook_transport: WebhookTransport | None = None,
+        environment_providers: Mapping[str, PaymentProvider] | None = None,
         login_throttle: LoginThrottle | None = None,
         token_secret: bytes | str | _Unset | None = _UNSET,
         max_bulk_events: int | _Unset = _UNSET,
@@ -82,7 +83,10 @@ class Billing:
         ``max_bulk_events`` and ``renewal_notice`` are kept as shorthands that override the field
         of the same name. ``payment_provider`` and ``webhook_transport`` are the outside parties
         (default: an in-process :class:`~billingkit.SandboxPaymentProvider` and
-        :class:`~billingkit.MemoryWebhookTransport`); services reach them as ``ctx.providers``."""
+        :class:`~billingkit.MemoryWebhookTransport`); services reach them as ``ctx.providers``.
+        ``environment_providers`` maps an environment id to the payment provider its checkout
+        sessions use, with that environment's own credentials (an environment not named uses
+        ``payment_provider``)."""
         if storage is None:
             from billingkit.storage.memory import MemoryStorage
 
@@ -111,6 +115,7 @@ class Billing:
             # Without a configured key, endpoint secrets are sealed under a key of this object's
             # lifetime (docs/decisions.md): like session tokens without a token secret.
             webhook_secrets=SecretBox(self.settings.webhook_secret_key or new_key()),
+            environment_providers=dict(environment_providers or {}),
         )
         self.ids = IdFactory(self.clock.now)
         self._subscribers: dict[str, list[Subscriber]] = {}
@@ -160,6 +165,7 @@ class Billing:
         settings: Settings | None = None,
         payment_provider: PaymentProvider | None = None,
         webhook_transport: WebhookTransport | None = None,
+        environment_providers: Mapping[str, PaymentProvider] | None = None,
         token_secret: bytes | str | _Unset | None = _UNSET,
     ) -> Billing:
         """A ``Billing`` on a SQL database: ``sqlite:///billing.db`` or ``postgresql://...``;
@@ -172,6 +178,7 @@ class Billing:
             settings=settings,
             payment_provider=payment_provider,
             webhook_transport=webhook_transport,
+            environment_providers=environment_providers,
             token_secret=token_secret,
         )
 
@@ -182,22 +189,31 @@ class Billing:
         ``BILLINGKIT_TOKEN_SECRET`` (signs session tokens; set it so tokens survive restarts),
         ``BILLINGKIT_WEBHOOK_SECRET_KEY`` (encrypts webhook endpoint secrets) and
         ``BILLINGKIT_RAZORPAY_KEY_ID`` with ``BILLINGKIT_RAZORPAY_KEY_SECRET`` (payments through
-        Razorpay instead of the sandbox; see :meth:`RazorpayPaymentProvider.from_env`)."""
+        Razorpay instead of the sandbox; see :meth:`RazorpayPaymentProvider.from_env`), the same
+        names ending ``__<environment id>`` for one environment's own Razorpay account
+        (:meth:`RazorpayPaymentProvider.per_environment_from_env`) and ``BILLINGKIT_PUBLIC_URL``
+        (``Settings.public_url``)."""
         env = os.environ if environ is None else environ
         payment_provider = RazorpayPaymentProvider.from_env(env)
+        per_environment = RazorpayPaymentProvider.per_environment_from_env(env)
         url = env.get("BILLINGKIT_DATABASE_URL")
         settings = Settings(
             token_secret=env.get("BILLINGKIT_TOKEN_SECRET") or None,
             webhook_secret_key=env.get("BILLINGKIT_WEBHOOK_SECRET_KEY") or None,
+            public_url=env.get("BILLINGKIT_PUBLIC_URL") or None,
         )
         if settings.token_secret is None:
             log.warning(
                 "BILLINGKIT_TOKEN_SECRET is not set: session tokens are signed with a random "
                 "secret and stop working when this Billing is closed or the process restarts"
             )
+        parties: dict[str, Any] = {
+            "payment_provider": payment_provider,
+            "environment_providers": per_environment,
+        }
         if url:
-            return cls.from_url(url, settings=settings, payment_provider=payment_provider)
-        return cls(settings=settings, payment_provider=payment_provider)
+            return cls.from_url(url, settings=settings, **parties)
+        return cls(settings=settings, **parties)
 
     def context(self, tenant_id: str, environment_id: str | None, actor: Actor) -> Context:
         """The context of one service call in this scope, by ``actor``: the clock read once, this

@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import alerting, areas, catalog, metering, webhooks
+from billingkit.facade import alerting, areas, catalog, checkout, metering, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -77,6 +77,7 @@ class Scoped:
     payments = cached_property(areas.Payments)
     credit_notes = cached_property(areas.CreditNotes)
     wallets = cached_property(areas.Wallets)
+    checkout = cached_property(checkout.Checkout)
     plans = cached_property(catalog.Plans)
     addons = cached_property(catalog.Addons)
     prices = cached_property(catalog.Prices)

@@ -18,6 +18,7 @@ from billingkit.http.routes import (
     addons,
     alerts,
     cancellation,
+    checkout,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -111,9 +112,12 @@ def build_app(
         plan_price_sync,
         alerts,
         webhooks,
+        checkout,
     ):
         include(module.router, "/v1")
-    include(cancellation.doubled, "/v1")  # the reference's /v1/... schedule paths under the base
+    # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
+    include(cancellation.doubled, "/v1")
+    include(checkout.pages, "/v1")
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

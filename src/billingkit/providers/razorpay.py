@@ -31,6 +31,7 @@ import json
 import os
 import urllib.parse
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from billingkit.domain.gateways import (
@@ -143,6 +144,32 @@ class RazorpayPaymentProvider:
             webhook_secret=env.get("BILLINGKIT_RAZORPAY_WEBHOOK_SECRET") or None,
         )
 
+    @classmethod
+    def per_environment_from_env(cls, environ: Mapping[str, str]) -> dict[str, RazorpayPaymentProvider]:
+        """Environment id -> the provider of that environment's own Razorpay account, from the
+        variables of :meth:`from_env` with ``__<environment id>`` appended to each name
+        (``BILLINGKIT_RAZORPAY_KEY_ID__env_01J...``). :class:`ConfigurationError` as there."""
+        prefix = "BILLINGKIT_RAZORPAY_KEY_ID__"
+        found: dict[str, RazorpayPaymentProvider] = {}
+        for name in environ:
+            if not name.startswith(prefix) or not name[len(prefix) :]:
+                continue
+            environment_id = name[len(prefix) :]
+            suffix = f"__{environment_id}"
+            own = {
+                base: environ.get(base + suffix, "")
+                for base in (
+                    "BILLINGKIT_RAZORPAY_KEY_ID",
+                    "BILLINGKIT_RAZORPAY_KEY_SECRET",
+                    "BILLINGKIT_RAZORPAY_BASE_URL",
+                    "BILLINGKIT_RAZORPAY_WEBHOOK_SECRET",
+                )
+            }
+            provider = cls.from_env(own)
+            if provider is not None:
+                found[environment_id] = provider
+        return found
+
     # -- payments ------------------------------------------------------------------------------
     def create_payment(self, request: PaymentRequest) -> ProviderPayment:
         """Charge the saved token (order + recurring payment) or open a payment link; idempotent
@@ -224,7 +251,7 @@ class RazorpayPaymentProvider:
     def _payment_link(
         self, request: PaymentRequest, units: int, reference: str, notes: dict[str, str]
     ) -> ProviderPayment:
-        body = {
+        body: dict[str, Any] = {
             "amount": units,
             "currency": request.currency.upper(),
             "accept_partial": False,
@@ -232,6 +259,11 @@ class RazorpayPaymentProvider:
             "description": request.description,
             "notes": notes,
         }
+        if request.expires_at is not None:
+            body["expire_by"] = int(request.expires_at.timestamp())
+        if request.callback_url:
+            body["callback_url"] = request.callback_url
+            body["callback_method"] = "get"
         try:
             return _from_link(self.api.post("payment_links", body))
         except (InvalidOperation, ValidationError):
@@ -417,6 +449,7 @@ def _from_link(entity: Mapping[str, Any]) -> ProviderPayment:
         currency=currency,
         checkout_url=entity.get("short_url") or None,
         failure_reason=f"payment_link_{raw}" if status is FAILED else None,
+        expires_at=datetime.fromtimestamp(int(entity["expire_by"]), UTC) if entity.get("expire_by") else None,
     )
 
 

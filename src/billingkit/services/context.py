@@ -3,6 +3,7 @@ settings and outside parties; and the context a due-work handler receives for on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -30,6 +31,16 @@ class Providers:
     payment_provider: PaymentProvider
     webhook_transport: WebhookTransport
     webhook_secrets: SecretBox
+    #: Environment id -> the payment provider that environment's checkout sessions use (its own
+    #: credentials); an environment not named here uses ``payment_provider``.
+    environment_providers: Mapping[str, PaymentProvider] = field(default_factory=dict)
+
+    def for_environment(self, environment_id: str, name: str) -> PaymentProvider | None:
+        """The provider called ``name`` that ``environment_id`` is configured with, or ``None``."""
+        for provider in (self.environment_providers.get(environment_id), self.payment_provider):
+            if provider is not None and provider.name == name:
+                return provider
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,9 @@ credit grant applications
 period's closing invoice is computed before the next period's credits land; renewal drafts whose
 finalization delay has passed (:func:`billingkit.services.invoice_lifecycle.finalize_due_invoices`)
 the fifth: the first run at or after a draft's ``finalize_at`` finalizes it; wallets with credits
-past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the sixth. Then
+past their expiry (:func:`billingkit.services.credit_expiry.expire_due_credits`) the sixth; open
+checkout sessions past their ``expires_at``
+(:func:`billingkit.services.checkout_completion.expire_due_sessions`) the seventh. Then
 invoices unpaid past their due date are announced once each (``invoice.payment.overdue``:
 :func:`billingkit.services.invoice_overdue.notify_overdue_invoices`), and a run
 ends with the cancellation of subscriptions whose invoices stay unpaid past their grace days
@@ -47,6 +49,7 @@ from billingkit.ports import Storage, UnitOfWork
 from billingkit.services.alert_runs import evaluate_balance_alerts, evaluate_due_alerts
 from billingkit.services.auto_cancellation import cancel_unpaid_subscriptions
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
+from billingkit.services.checkout_completion import expire_due_sessions
 from billingkit.services.context import DueRun
 from billingkit.services.credit_expiry import expire_due_credits
 from billingkit.services.credit_grant_applications import apply_due_applications
@@ -81,6 +84,8 @@ HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
         "invoices": finalize_due_invoices,
         # A period billed in this run no longer holds its customer's expiries.
         "wallets": expire_due_credits,
+        # Open checkout sessions past their expires_at end unpaid (their drafts archived).
+        "checkout_sessions": expire_due_sessions,
         # Last: spend is measured on the periods as this run left them (a new period after
         # billing, so a spend alert can recover).
         "alert_settings": evaluate_due_alerts,

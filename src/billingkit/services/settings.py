@@ -95,6 +95,10 @@ class Settings:
     - ``webhook_disable_after``: failed deliveries in a row that disable an endpoint (``None``:
       never).
 
+    - ``public_url``: where the HTTP adapter is reached from outside (``https://billing.example.com``),
+      the start of the sandbox checkout page's address in ``payment_action.url``; ``None`` (the
+      default) gives a path (``/v1/checkout/sandbox/...``) the host resolves against its own address.
+
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
 
@@ -119,6 +123,7 @@ class Settings:
     webhook_retry_cap: timedelta = timedelta(hours=1)
     webhook_lease: timedelta = timedelta(seconds=60)
     webhook_disable_after: int | None = 5
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -179,6 +184,14 @@ class Settings:
             _whole(self.webhook_disable_after, "webhook_disable_after")
         if self.webhook_secret_key is not None and not isinstance(self.webhook_secret_key, str):
             raise ValidationError("webhook_secret_key must be text", field="webhook_secret_key")
+        url = self.public_url
+        if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+            raise ValidationError(f"public_url is an http(s) address, not {url!r}", field="public_url")
+        interval = self.worker_interval
+        if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
+            raise ValidationError(
+                f"worker_interval must be positive seconds, not {interval!r}", field="worker_interval"
+            )
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` (checked like the constructor's arguments); unknown names are a

@@ -39,7 +39,8 @@ Rules (``docs/billing-rules.md`` has worked examples):
 * ``auto_invoice_threshold`` (usage-only standalone subscriptions; immutable) makes the billing run
   invoice the current period's usage once it reaches the threshold
   (:mod:`billingkit.services.auto_invoice_thresholds`); ``gateway_payment_method_id`` is charged
-  when its invoices are collected; ``checkout`` is refused until checkout sessions exist.
+  when its invoices are collected; with ``checkout`` the subscription is a draft activated once paid
+  (:mod:`billingkit.services.checkout_flows` opens the checkout session).
 
 The status, trial and period rules themselves are pure functions in
 :mod:`billingkit.domain.subscription_lifecycle`; this module reads the store, calls them and writes.
@@ -376,6 +377,10 @@ def create_subscription(
     Raises ``ValidationError`` naming the field for bad input; nothing is written then.
     """
     ctx.require(ENTITY, Action.WRITE)
+    if data.checkout is not None:  # the pay-first flow opens a session around the draft
+        raise ValidationError(
+            "checkout is carried out by checkout_flows.create_subscription_checked", field="checkout"
+        )
     customer = find_customer(
         uow, customer_id=data.customer_id, external_customer_id=data.external_customer_id
     )
@@ -476,9 +481,11 @@ def activate_subscription(
     subscription_id: str,
     data: SubscriptionActivate,
     renewal_notice: timedelta | None = None,
+    open_with: Callable[[UnitOfWork, Context, Subscription], Subscription] | None = None,
 ) -> Subscription:
     """Activate a draft: optionally move its start to ``data.start_date``, recompute its first
-    period and trial window, and issue its opening invoice. The anchor is kept when the draft was
+    period and trial window, and issue its opening invoice (``open_with`` opens it another way:
+    a checkout session finalizes the invoice its customer paid). The anchor is kept when the draft was
     created with ``billing_anchor``, else it moves to the new start. Anything but a draft ->
     ``InvalidOperation`` (400 ``invalid_operation``); a start at or after ``end_date`` ->
     ``ValidationError`` on ``start_date``."""
@@ -489,7 +496,10 @@ def activate_subscription(
     activated = with_next_check(activated, ctx.now, ctx.settings.auto_invoice_check_interval)
     move_with_activation(uow, ctx, sub, activated)
     start_grants(uow, ctx, activated, credit_grants_of(uow, CreditGrantScope.SUBSCRIPTION, sub.id))
-    activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
+    if open_with is None:
+        activated = open_subscription(uow, ctx, activated, BillingReason.SUBSCRIPTION_CREATE)
+    else:
+        activated = open_with(uow, ctx, activated)
     activated = settle_opening(uow, ctx, activated, activation=True)
     activated = uow.subscriptions.update(activated, expected_version=sub.version)
     customer = uow.customers.find(activated.customer_id)

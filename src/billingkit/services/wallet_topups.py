@@ -16,8 +16,10 @@
   ``topup_conversion_rate``, finalized at once, untaxed, metadata ``wallet_transaction_id``); they
   land when that invoice is paid (:mod:`billingkit.services.invoice_settlement`) and fail when it
   is voided. Every other reason lands the credits at once.
-- A frozen or closed wallet takes no top-up. ``checkout`` (a payment-gated top-up) is refused:
-  checkout sessions come with a later version.
+- A frozen or closed wallet takes no top-up. ``checkout`` (a payment-gated top-up, with
+  ``PURCHASED_CREDIT_INVOICED`` only) is carried out by
+  :func:`billingkit.services.checkout_flows.top_up_wallet_checked`: the same invoiced purchase,
+  paid through a checkout session.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import Field
 
 from billingkit.domain.access import Action
 from billingkit.domain.catalog.prices import PriceType
+from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.invoices import BillingReason, InvoiceType
 from billingkit.domain.validation import (
     INT32_MAX,
@@ -60,6 +63,7 @@ from billingkit.domain.wallets import (
 from billingkit.errors import AlreadyExists, IdempotencyConflict, InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import direct_invoices, wallet_ledger
+from billingkit.services.checkout_requests import CheckoutRequest
 from billingkit.services.context import Context
 from billingkit.services.invoice_settlement import PURCHASE_KEY
 from billingkit.services.wallet_transactions import WalletTransactionDetail, details
@@ -72,11 +76,12 @@ TOPUP_LINE = "Wallet top-up"
 
 
 class TopUpRequest(InputModel):
-    """The reference's ``TopUpWalletRequest``. Not supported: ``checkout`` (checkout sessions
-    come later), ``coupons`` and ``effective_date`` (newer SDK fields: discounted and backdated
-    top-ups). ``force_sync_invoice`` (syncing to an accounting vendor) is accepted and dropped."""
+    """The reference's ``TopUpWalletRequest``. ``checkout``: pay first (``PURCHASED_CREDIT_INVOICED``
+    only; see the module doc). Not supported: ``coupons`` and ``effective_date`` (newer SDK fields:
+    discounted and backdated top-ups). ``force_sync_invoice`` (syncing to an accounting vendor) is
+    accepted and dropped."""
 
-    not_supported: ClassVar[frozenset[str]] = frozenset({"checkout", "coupons", "effective_date"})
+    not_supported: ClassVar[frozenset[str]] = frozenset({"coupons", "effective_date"})
     ignored: ClassVar[frozenset[str]] = frozenset({"force_sync_invoice"})
 
     transaction_reason: TransactionReason
@@ -89,6 +94,7 @@ class TopUpRequest(InputModel):
     idempotency_key: Key | None = None
     bonus_credits_to_add: DecimalText | None = None
     bonus_credits_expiry_date_utc: UtcDatetime | None = None
+    checkout: CheckoutRequest = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,8 @@ class TopUpResult:
     wallet: Wallet
     wallet_transaction: WalletTransactionDetail
     invoice_id: str | None = None
+    #: The session a payment-gated top-up waits for (``checkout``).
+    checkout_session: CheckoutSession | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The reference's ``TopUpWalletResponse``."""
@@ -108,6 +116,8 @@ class TopUpResult:
         }
         if self.invoice_id is not None:
             data["invoice_id"] = self.invoice_id
+        if self.checkout_session is not None:
+            data["checkout_session"] = self.checkout_session.to_dict()
         return data
 
 
@@ -200,6 +210,10 @@ def top_up_wallet(uow: UnitOfWork, ctx: Context, *, wallet_id: str, request: Top
     ``InvalidOperation`` for a frozen or closed wallet; ``IdempotencyConflict`` for a key used
     for another top-up. Nothing is written on any of them."""
     ctx.require(ENTITY, Action.WRITE)
+    if request.checkout is not None:  # the pay-first flow opens a session around the purchase
+        raise ValidationError(
+            "checkout is carried out by checkout_flows.top_up_wallet_checked", field="checkout"
+        )
     wallet = live_wallet(uow, wallet_id)
     _check(request, ctx)
     credits = topup_credits(request.credits_to_add, request.amount, wallet.topup_conversion_rate)

@@ -27,7 +27,12 @@ router = APIRouter(tags=["subscriptions"], route_class=WireRoute)
 
 @router.post("/subscriptions", status_code=201)
 def create_subscription(caller: EnvCaller, body: SubscriptionCreate) -> SubscriptionResponse:
-    return SubscriptionResponse.model_validate(caller.subscriptions.create(body).to_dict())
+    """With ``checkout``: a draft, and ``checkout_session`` (pay at its ``payment_action.url``)."""
+    sub = caller.subscriptions.create(body)
+    if body.checkout is None:
+        return SubscriptionResponse.model_validate(sub.to_dict())
+    session = caller.checkout.for_subscription(sub.id)
+    return SubscriptionResponse.model_validate({**sub.to_dict(), "checkout_session": session.to_dict()})
 
 
 @router.post("/subscriptions/search")

@@ -34,6 +34,7 @@ from billingkit.http.schemas.base import (
     WireModel,
 )
 from billingkit.http.schemas.catalog import CreditGrantResponse, PriceResponse
+from billingkit.http.schemas.checkout import CheckoutSessionResponse
 from billingkit.http.schemas.entitlement_features import AggregatedFeatureResponse
 from billingkit.http.schemas.features import MeterResponse
 from billingkit.http.schemas.pauses import SubscriptionPauseResponse
@@ -148,6 +149,8 @@ class SubscriptionResponse(EnvironmentRecordResponse):
     version: int
     #: Only on ``POST /subscriptions/search`` with ``expand`` naming ``entitlements``.
     entitlements: list[AggregatedFeatureResponse] = []
+    #: Only on ``POST /subscriptions`` with ``checkout``: the session the draft waits for.
+    checkout_session: CheckoutSessionResponse | None = None
 
 
 class CouponAssociationResponse(EnvironmentRecordResponse):

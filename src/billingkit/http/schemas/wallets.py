@@ -22,6 +22,7 @@ from billingkit.http.schemas.base import (
     Timestamp,
     WireModel,
 )
+from billingkit.http.schemas.checkout import CheckoutSessionResponse
 from billingkit.http.schemas.features import FeatureAlertSettingsResponse
 
 __all__ = [
@@ -123,3 +124,5 @@ class TopUpWalletResponse(WireModel):
     wallet: WalletResponse
     wallet_transaction: WalletTransactionResponse
     invoice_id: str | None = None
+    #: Only with ``checkout``: the session the credits wait for.
+    checkout_session: CheckoutSessionResponse | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text, false
 
 from billingkit.storage.sql.alert_tables import alert_logs, alert_settings
+from billingkit.storage.sql.checkout_tables import checkout_sessions
 from billingkit.storage.sql.columns import (
     LIVE,
     common_columns,
@@ -569,4 +570,5 @@ TABLES: dict[str, Table] = {
     "alert_logs": alert_logs,
     "webhook_endpoints": webhook_endpoints,
     "webhook_deliveries": webhook_deliveries,
+    "checkout_sessions": checkout_sessions,
 }

@@ -369,6 +369,19 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
                 {"at": "2026-01-01T00:00:00Z", "response_code": 500, "latency_ms": 3, "error": None}
             ],
         },
+        "checkout_sessions": {
+            "customer_id": f"cust_{n}",
+            "action": "create_subscription",
+            "checkout_status": "pending",
+            "expires_at": T0 + timedelta(minutes=30),
+            "idempotency_key": f"checkout_{n}",
+            "open_key": f"checkout_{n}",
+            "open_wallet_id": f"wallet_{n}",
+            "payment_provider": "sandbox",
+            "run_at": T0 + timedelta(minutes=30),
+            "provider_session_id": f"sbx_cs_{n}",
+            "subscription_id": f"subs_{n}",
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})

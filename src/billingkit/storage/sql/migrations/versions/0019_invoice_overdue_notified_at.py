@@ -5,7 +5,7 @@ invoice is announced overdue once. Existing rows get NULL: an invoice already pa
 and unpaid is announced by the first run after the upgrade (nothing announced it before).
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-24 15:30:00
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 import billingkit.storage.sql.types
 
 revision: str = "0019"
-down_revision: str | None = "0017"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
