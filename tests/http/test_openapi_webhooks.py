@@ -87,3 +87,38 @@ def test_the_alert_payloads_satisfy_their_schemas_strictly(examples: dict[str, d
         PAYLOADS["wallet.created"].model_validate(
             {**examples["wallet.created"], "alert": examples["wallet.ongoing_balance.updated"]["alert"]}
         )
+
+
+def test_the_checkout_payloads_satisfy_their_schema_strictly(
+    client: TestClient, examples: dict[str, dict[str, Any]]
+) -> None:
+    kinds = [name for name, kind in EVENT_TYPES.items() if kind.resource == "checkout_session"]
+    assert kinds == [f"checkout.session.{k}" for k in ("initiated", "completed", "failed", "expired")]
+    for name in kinds:
+        PAYLOADS[name].model_validate(examples[name])
+    # The document describes the session, not an open object: its fields, its enums.
+    schemas = client.get("/v1/openapi.json").json()["components"]["schemas"]
+    session = schemas["WebhookCheckoutSession"]
+    assert session["additionalProperties"] is False
+    assert (
+        set(session["required"]) == set(session["properties"]) == set(examples[kinds[0]]["checkout_session"])
+    )
+    status = schemas[session["properties"]["checkout_status"]["$ref"].rsplit("/", 1)[1]]
+    assert status["enum"] == ["initiated", "pending", "completed", "failed", "expired"]
+    completed = examples["checkout.session.completed"]
+    body = dict(completed["checkout_session"])
+    refused = [
+        {**body, "extra": 1},  # an unknown key
+        {**body, "checkout_status": "refunded"},  # an unknown status
+        {**body, "action": "buy_everything"},  # an unknown action
+        {**body, "payment_action": {"type": "checkout_url"}},  # where to pay without the url
+        {k: v for k, v in body.items() if k != "expires_at"},  # a missing field
+    ]
+    for session_body in refused:
+        with pytest.raises(ValidationError):
+            PAYLOADS["checkout.session.completed"].model_validate(
+                {**completed, "checkout_session": session_body}
+            )
+    # Another kind's name is refused.
+    with pytest.raises(ValidationError):
+        PAYLOADS["checkout.session.failed"].model_validate(completed)

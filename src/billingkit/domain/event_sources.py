@@ -21,8 +21,14 @@ def _alert(watched: str, change: str) -> str:
 _SETTING = "`POST /alerts/setting`"
 _WALLET = "`alert_settings` (`POST /wallets`, `PUT /wallets/{id}`)"
 
-#: What emits each kind: the library call(s) and the REST route(s), or the scheduler. Kinds of
-#: parts still to come (checkout sessions) are added with them.
+#: Where a checkout session's payment is confirmed or refused: the sandbox page's buttons, or
+#: Razorpay's webhook (docs/checkout.md).
+_SANDBOX_PAGE = "the sandbox page `/v1/checkout/sandbox/{id}`"
+_RAZORPAY = (
+    "Razorpay's webhook (`checkout.razorpay_webhook`, `POST /webhooks/razorpay/{tenant_id}/{environment_id}`)"
+)
+
+#: What emits each kind: the library call(s) and the REST route(s), or the scheduler.
 EMITTED_BY: dict[str, str] = {
     "subscription.created": (
         "`subscriptions.create` (`POST /subscriptions`), a child created by "
@@ -165,5 +171,23 @@ EMITTED_BY: dict[str, str] = {
     "event.rejected": (
         "`events.ingest` / `events.ingest_bulk` (`POST /events`, `POST /events/bulk`) of an event no "
         "meter takes"
+    ),
+    "checkout.session.initiated": (
+        "a checkout session opened: `checkout.create` (`POST /checkout/sessions`), "
+        "`subscriptions.create(..., checkout={...})` (`POST /subscriptions`), "
+        "`wallets.top_up(..., checkout={...})` (`POST /wallets/{id}/top-up`)"
+    ),
+    "checkout.session.completed": (
+        f"the payment confirmed: `checkout.pay_sandbox` (the Pay button of {_SANDBOX_PAGE}), {_RAZORPAY} "
+        "with `payment_link.paid` or `payment.captured`"
+    ),
+    "checkout.session.failed": (
+        f"an open session ended unpaid: `checkout.decline_sandbox` (the Decline button of {_SANDBOX_PAGE}), "
+        "`checkout.delete` (`DELETE /checkout/sessions/{id}`), "
+        f"{_RAZORPAY} with `payment_link.cancelled` or `payment_link.expired`"
+    ),
+    "checkout.session.expired": (
+        "the scheduler (`billing.run_due`, the worker) once `expires_at` has passed on an open session, "
+        "or `checkout.pay_sandbox` called after it"
     ),
 }

@@ -6,8 +6,8 @@ The shapes follow the spec's payload table and the reference's ``webhookDto`` sc
 that webhooks carry in their whole wire form (customer, feature, entitlement, invoice) reuse the
 answer models; the alert kinds' top-level fields follow ``webhookDto.SpendAlertEvent``,
 ``AlertWebhookPayload`` and ``WalletWebhookPayload``'s ``alert`` (``WalletAlertInfo``), with money
-as decimal strings. The checkout session kinds, built by a part still to come, are described from
-the reference, their resource left open.
+as decimal strings; the checkout session kinds' ``checkout_session`` follows
+``webhookDto.CheckoutSession``.
 A test validates every example payload the code produces against its kind's model.
 """
 
@@ -18,17 +18,20 @@ from typing import Any, Literal
 from pydantic import create_model
 
 from billingkit.domain.alerts import AlertType
+from billingkit.domain.checkout_sessions import CheckoutAction, CheckoutStatus
 from billingkit.domain.event_types import EVENT_TYPES
 from billingkit.domain.wallets import AlertState
 from billingkit.http.schemas.base import DecimalString, Timestamp, WireModel
 from billingkit.http.schemas.billing import InvoiceLineItemResponse, InvoiceResponse
 from billingkit.http.schemas.catalog import EntitlementResponse
+from billingkit.http.schemas.checkout import PaymentActionResponse
 from billingkit.http.schemas.customers import CustomerResponse
 from billingkit.http.schemas.events import EventResponse
 from billingkit.http.schemas.features import FeatureAlertSettingsResponse, FeatureResponse
 
 __all__ = [
     "PAYLOADS",
+    "WebhookCheckoutSession",
     "WebhookCommunicationInvoice",
     "WebhookCreditNote",
     "WebhookCustomer",
@@ -235,6 +238,26 @@ class WebhookCreditNote(WireModel):
     voided_at: Timestamp | None
 
 
+class WebhookCheckoutSession(WireModel):
+    """The ``checkout_session`` of checkout session payloads (``webhookDto.CheckoutSession``):
+    where the customer pays (``payment_action``), how the session ended (``completed_at``, or
+    ``cancelled_at`` with ``failure_reason`` when it failed), and the invoice and payment made
+    once it completed. ``payment_provider`` is ``sandbox`` or ``razorpay``."""
+
+    id: str
+    action: CheckoutAction
+    checkout_status: CheckoutStatus
+    customer_id: str
+    payment_provider: str
+    payment_action: PaymentActionResponse | None
+    expires_at: Timestamp
+    completed_at: Timestamp | None
+    cancelled_at: Timestamp | None
+    failure_reason: str | None
+    checkout_invoice_id: str | None
+    checkout_payment_id: str | None
+
+
 #: The model of each resource key, where billingkit builds the resource.
 _RESOURCES: dict[str, Any] = {
     "subscription": WebhookSubscription,
@@ -249,8 +272,7 @@ _RESOURCES: dict[str, Any] = {
     "invoice": WebhookInvoice,
     "credit_note": WebhookCreditNote,
     "event": EventResponse,
-    # Built by the checkout sessions part: left open here.
-    "checkout_session": dict[str, Any],
+    "checkout_session": WebhookCheckoutSession,
 }
 #: The types of the top-level fields beside the resource (the reference's alert payloads).
 _FIELDS: dict[str, Any] = {
