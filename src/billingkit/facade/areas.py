@@ -209,9 +209,11 @@ class Subscriptions(Area):
     #: ``type="quantity_change"`` (``quantity_change_params={"line_items": [{"id": ..., "quantity":
     #: "8"}]}``) replaces lines at new quantities, prorated; ``type="trial_end"``
     #: (``trial_end_params={"action": "immediate" | "scheduled_date", "new_trial_end": ...}``).
+    #: A quantity change with ``checkout={...}`` changes nothing until its ``modify_subscription``
+    #: checkout session is paid (the answer's ``checkout_session``).
     #: ``tax`` and ``addon`` are refused by this version.
     modify = IdRequestOp(
-        subscription_modify.modify_subscription,
+        checkout_flows.modify_subscription_checked,
         subscription_modify.ExecuteSubscriptionModifyRequest,
         scope_arguments=_renewal_notice,
     )

@@ -12,6 +12,12 @@ purchase is made as without checkout (pending credits, a finalized invoice selli
 payment of that invoice, and a ``wallet_topup`` session collects it; the credits land when the
 provider confirms the payment (the invoice paid), and fail if the session ends unpaid (the invoice
 voided). A wallet has one open top-up session at a time (409).
+
+``POST /subscriptions/{id}/modify/execute`` with ``type: quantity_change`` and ``checkout``: the
+change is checked and priced, its invoice stored as a ``DRAFT`` with a payment of it, and a
+``modify_subscription`` session collects it; the subscription changes only once paid
+(:mod:`billingkit.services.checkout_quantities`). Without ``checkout`` the request is an ordinary
+modification.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.wallets import TransactionReason
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
+from billingkit.services.checkout_quantities import modify_configuration, prepare_quantity_change
 from billingkit.services.checkout_sessions import open_session
 from billingkit.services.checkout_subscriptions import (
     CreateSubscriptionParams,
@@ -36,12 +43,19 @@ from billingkit.services.checkout_subscriptions import (
     subscription_configuration,
 )
 from billingkit.services.context import Context
+from billingkit.services.quantity_changes import PendingQuantityChange
+from billingkit.services.records import get_live
+from billingkit.services.subscription_modify import (
+    ExecuteSubscriptionModifyRequest,
+    SubscriptionModifyResult,
+    modify_subscription,
+)
 from billingkit.services.subscription_setup import find_customer
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 from billingkit.services.wallet_topups import TopUpRequest, TopUpResult, top_up_wallet
 from billingkit.services.wallets import live_wallet
 
-__all__ = ["create_subscription_checked", "top_up_wallet_checked"]
+__all__ = ["create_subscription_checked", "modify_subscription_checked", "top_up_wallet_checked"]
 
 
 def create_subscription_checked(
@@ -137,3 +151,44 @@ def top_up_wallet_checked(
         wallet_id=wallet.id,
     )
     return replace(made[0], checkout_session=session)
+
+
+def modify_subscription_checked(
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    subscription_id: str,
+    data: ExecuteSubscriptionModifyRequest,
+    renewal_notice: timedelta | None = None,
+) -> SubscriptionModifyResult:
+    """Modify a subscription; a quantity change with ``data.checkout`` waits for the payment of a
+    ``modify_subscription`` session (the answer: the subscription unchanged and
+    ``checkout_session``). Raises as :func:`~billingkit.services.subscription_modify.
+    modify_subscription`; ``InvalidOperation`` ("checkout requires a non-zero invoice") for a
+    change that charges nothing; as :func:`~billingkit.services.checkout_sessions.open_session`."""
+    if data.checkout is None:
+        return modify_subscription(
+            uow, ctx, subscription_id=subscription_id, data=data, renewal_notice=renewal_notice
+        )
+    ctx.require("subscription", Action.WRITE)
+    sub = get_live(uow.subscriptions, "subscription", subscription_id)
+    change = data.quantity_change_params
+    assert change is not None  # the request model allows checkout with quantity_change only
+    pending: list[PendingQuantityChange] = []
+
+    def prepare(session_id: str, provider: str) -> Prepared:
+        made, invoice = prepare_quantity_change(uow, ctx, sub, change)
+        pending.append(made)
+        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
+
+    session = open_session(
+        uow,
+        ctx,
+        customer_id=sub.customer_id,
+        action=CheckoutAction.MODIFY_SUBSCRIPTION,
+        params=data.checkout,
+        prepare=prepare,
+        configuration=lambda prepared: modify_configuration(sub, pending[0]),
+        description=f"quantity change of subscription {sub.id}",
+    )
+    return SubscriptionModifyResult(sub, checkout_session=session)
