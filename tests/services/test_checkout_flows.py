@@ -25,6 +25,7 @@ from billingkit.domain.queries import ListQuery
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.services.subscription_modify import SubscriptionModifyResult
+from billingkit.testing.razorpay_fake import RazorpayFake
 from tests.checkout_world import checkout_plan
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
@@ -232,3 +233,45 @@ def test_checkout_goes_with_quantity_changes_only_and_a_preview_leaves_it_aside(
     assert preview.checkout_session is None and preview.changed is not None
     assert [i.total for i in preview.changed.invoices] == [D("33.00")]
     assert w.rows("checkout_sessions") == [] and w.updates() == []
+
+
+def test_razorpays_webhook_applies_a_paid_quantity_change_once(w: World) -> None:
+    with RazorpayFake() as fake:
+        own = Billing(w.billing.storage, w.clock, environment_providers={w.s.environment_id: fake.provider()})
+        s = own.scope(w.s.tenant_id, w.s.environment_id)
+        answered = s.subscriptions.modify(
+            w.sub.id,
+            type="quantity_change",
+            quantity_change_params={"line_items": [{"id": w.seat_line, "quantity": "4"}]},
+            checkout={"payment_provider": "razorpay"},
+        )
+        session = answered.checkout_session
+        assert session is not None
+        (create,) = [r for r in fake.requests if (r.method, r.path) == ("POST", "/v1/payment_links")]
+        assert (create.body["amount"], create.body["currency"]) == (3300, "USD")
+        assert create.body["description"] == f"quantity change of subscription {w.sub.id}"
+        link_id = session.provider_result["provider_session_id"]
+        payment = fake.pay_link(link_id)
+        hook = fake.webhook("payment_link.paid", link_id)
+
+        def deliver() -> str:
+            return s.checkout.razorpay_webhook(
+                hook.body,
+                signature=hook.headers["X-Razorpay-Signature"],
+                event_id=hook.headers["X-Razorpay-Event-Id"],
+            )
+
+        assert w.quantities() == [(D("2"), None)]  # the link is paid, the webhook has not come
+        assert deliver() == "applied"
+        assert deliver() == f"ignored: checkout session {session.id} is completed"
+
+    assert w.quantities() == [(D("2"), HALF_WAY), (D("4"), None)]
+    (paid,) = w.updates()
+    assert (paid.id, paid.payment_status, paid.amount_paid) == (
+        session.invoice_id,
+        PaymentStatus.SUCCEEDED,
+        D("33.00"),
+    )
+    attempts = w.s.payments.get(session.payment_id or "").attempts
+    assert [a.gateway_attempt_id for a in attempts] == [payment["id"]]
+    assert len(w.rows("subscription_changes")) == 1
