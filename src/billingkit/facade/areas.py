@@ -314,8 +314,10 @@ class Subscriptions(Area):
 
     #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
     #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.
+    #: With ``checkout={...}`` the association stays ``pending`` until its ``add_addon`` checkout
+    #: session is paid (the answer's ``checkout_session``).
     add_addon = RequestOp(
-        subscription_addons.add_addon, subscription_addons.AddAddonRequest, conflict_retries=2
+        checkout_flows.add_addon_checked, subscription_addons.AddAddonRequest, conflict_retries=2
     )
     #: End an add-on: ``remove_addon(addon_association_id=..., effective_date=...)``.
     remove_addon = RequestOp(

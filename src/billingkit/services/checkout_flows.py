@@ -18,6 +18,11 @@ change is checked and priced, its invoice stored as a ``DRAFT`` with a payment o
 ``modify_subscription`` session collects it; the subscription changes only once paid
 (:mod:`billingkit.services.checkout_quantities`). Without ``checkout`` the request is an ordinary
 modification.
+
+``POST /subscriptions/addon`` with ``checkout``: the add-on's association is held ``pending``, the
+charge attaching it makes now stored as a ``DRAFT`` invoice with a payment of it, and an
+``add_addon`` session collects it; the add-on is activated only once paid
+(:mod:`billingkit.services.checkout_addons`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.wallets import TransactionReason
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
+from billingkit.services.checkout_addons import addon_configuration, prepare_addon
 from billingkit.services.checkout_quantities import modify_configuration, prepare_quantity_change
 from billingkit.services.checkout_sessions import open_session
 from billingkit.services.checkout_subscriptions import (
@@ -45,6 +51,7 @@ from billingkit.services.checkout_subscriptions import (
 from billingkit.services.context import Context
 from billingkit.services.quantity_changes import PendingQuantityChange
 from billingkit.services.records import get_live
+from billingkit.services.subscription_addons import AddAddonRequest, AddedAddon, PendingAddon, add_addon
 from billingkit.services.subscription_modify import (
     ExecuteSubscriptionModifyRequest,
     SubscriptionModifyResult,
@@ -55,7 +62,12 @@ from billingkit.services.subscriptions import SubscriptionCreate, create_subscri
 from billingkit.services.wallet_topups import TopUpRequest, TopUpResult, top_up_wallet
 from billingkit.services.wallets import live_wallet
 
-__all__ = ["create_subscription_checked", "modify_subscription_checked", "top_up_wallet_checked"]
+__all__ = [
+    "add_addon_checked",
+    "create_subscription_checked",
+    "modify_subscription_checked",
+    "top_up_wallet_checked",
+]
 
 
 def create_subscription_checked(
@@ -192,3 +204,34 @@ def modify_subscription_checked(
         description=f"quantity change of subscription {sub.id}",
     )
     return SubscriptionModifyResult(sub, checkout_session=session)
+
+
+def add_addon_checked(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedAddon:
+    """Attach an add-on; with ``data.checkout``, held ``pending`` until an ``add_addon`` session
+    is paid (the answer: the pending association, the subscription unchanged,
+    ``checkout_session``). Raises as :func:`~billingkit.services.subscription_addons.add_addon`;
+    ``InvalidOperation`` ("checkout requires a non-zero invoice") for an add-on that charges
+    nothing now; as :func:`~billingkit.services.checkout_sessions.open_session`."""
+    if data.checkout is None:
+        return add_addon(uow, ctx, data=data)
+    ctx.require("subscription", Action.WRITE)
+    sub = get_live(uow.subscriptions, "subscription", data.subscription_id)
+    attach = data.model_copy(update={"checkout": None})
+    held: list[PendingAddon] = []
+
+    def prepare(session_id: str, provider: str) -> Prepared:
+        pending, invoice = prepare_addon(uow, ctx, attach)
+        held.append(pending)
+        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
+
+    session = open_session(
+        uow,
+        ctx,
+        customer_id=sub.customer_id,
+        action=CheckoutAction.ADD_ADDON,
+        params=data.checkout,
+        prepare=prepare,
+        configuration=lambda prepared: addon_configuration(attach, held[0]),
+        description=f"add-on {data.addon_id} for subscription {sub.id}",
+    )
+    return AddedAddon(held[0].association, sub, None, checkout_session=session)

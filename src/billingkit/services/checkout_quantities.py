@@ -23,13 +23,12 @@ from __future__ import annotations
 from typing import Any
 
 from billingkit.domain.checkout_sessions import CheckoutSession
-from billingkit.domain.invoices import Invoice, InvoiceStatus
-from billingkit.domain.resources import Status
+from billingkit.domain.invoices import Invoice
 from billingkit.domain.subscriptions import Subscription
 from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.checkout_subscriptions import NON_ZERO, cleanup_payment, pay_checkout_invoice
+from billingkit.services.checkout_subscriptions import NON_ZERO, cleanup_locked, pay_checkout_invoice
 from billingkit.services.context import Context
 from billingkit.services.invoice_issuing import invoice_event
 from billingkit.services.quantity_changes import (
@@ -107,15 +106,6 @@ def apply_quantity_change(
 
 
 def cleanup_quantity_change(uow: UnitOfWork, ctx: Context, session: CheckoutSession, reason: str) -> None:
-    """Release the draft invoice's settlement key, then fail and archive the payment and archive
-    the invoice."""
-    invoice = uow.invoices.find(session.invoice_id or "")
-    if (
-        invoice is not None
-        and invoice.status is Status.PUBLISHED
-        and invoice.invoice_status is InvoiceStatus.DRAFT
-        and invoice.idempotency_key is not None
-    ):
-        released = invoice.model_copy(update={"idempotency_key": None, **ctx.touch()})
-        uow.invoices.update(released, expected_version=invoice.version)
-    cleanup_payment(uow, ctx, session, reason)
+    """The draft invoice's settlement key released, the payment failed and archived, the invoice
+    archived (:func:`~billingkit.services.checkout_subscriptions.cleanup_locked`)."""
+    cleanup_locked(uow, ctx, session, reason)

@@ -56,6 +56,7 @@ __all__ = [
     "apply_created_subscription",
     "checkout_invoice",
     "checkout_payment",
+    "cleanup_locked",
     "cleanup_payment",
     "cleanup_subscription",
     "pay_checkout_invoice",
@@ -272,6 +273,21 @@ def cleanup_payment(uow: UnitOfWork, ctx: Context, session: CheckoutSession, rea
         invoice = uow.invoices.find(session.invoice_id)
         if invoice is not None and invoice.status is Status.PUBLISHED:
             archive(uow.invoices, invoice, ctx)
+
+
+def cleanup_locked(uow: UnitOfWork, ctx: Context, session: CheckoutSession, reason: str) -> None:
+    """The session's draft invoice, locked under a change's settlement key, gives the key back
+    (so a later change settles afresh), then :func:`cleanup_payment`."""
+    invoice = uow.invoices.find(session.invoice_id or "")
+    if (
+        invoice is not None
+        and invoice.status is Status.PUBLISHED
+        and invoice.invoice_status is InvoiceStatus.DRAFT
+        and invoice.idempotency_key is not None
+    ):
+        released = invoice.model_copy(update={"idempotency_key": None, **ctx.touch()})
+        uow.invoices.update(released, expected_version=invoice.version)
+    cleanup_payment(uow, ctx, session, reason)
 
 
 def cleanup_subscription(uow: UnitOfWork, ctx: Context, session: CheckoutSession, reason: str) -> None:
