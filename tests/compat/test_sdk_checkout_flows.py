@@ -1,14 +1,15 @@
-"""The official SDK's pay-first quantity change: ``execute_subscription_modify`` with
-``checkout`` answers the subscription unchanged and its ``modify_subscription`` session, which
-the sandbox page's Pay applies."""
+"""The official SDK's pay-first flows: ``execute_subscription_modify`` (a quantity change) and
+``add_subscription_addon`` with ``checkout`` answer their session, and the sandbox page's Pay
+applies them."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from flexprice import Flexprice, models
 
 from billingkit.facade import Scoped
-from tests.checkout_world import checkout_plan
+from tests.checkout_world import PRICE, checkout_plan
 
 
 def test_a_quantity_change_with_checkout_round_trips(sdk: Flexprice, http: TestClient, env: Scoped) -> None:
@@ -54,3 +55,29 @@ def test_a_quantity_change_with_checkout_round_trips(sdk: Flexprice, http: TestC
         "SUBSCRIPTION_UPDATE",
     )
     assert [line.quantity for line in env.subscriptions.get(sub.id).line_items] == [2, 4]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the reference deprecated this path
+def test_a_pay_first_addon_round_trips(sdk: Flexprice, http: TestClient, env: Scoped) -> None:
+    customer = env.customers.create(external_id="c1", name="Ada")
+    sub = env.subscriptions.create(
+        customer_id=customer.id, plan_id=checkout_plan(env), currency="usd", billing_period="MONTHLY"
+    )
+    addon = env.addons.create(name="Boost", lookup_key="boost", prices=[{**PRICE, "amount": "20"}])
+
+    added = sdk.subscriptions.add_subscription_addon(
+        subscription_id=sub.id,
+        addon_id=addon.id,
+        cadence="onetime",
+        checkout={"payment_provider": "sandbox", "idempotency_key": "boost-1"},
+    )
+
+    assert isinstance(added, models.AddAddonToSubscriptionResponse)
+    assert added.addon_status == "pending"
+    session = added.checkout_session
+    assert session is not None and session.action == "add_addon" and session.checkout_status == "pending"
+    assert session.payment_action is not None and session.payment_action.url is not None
+    http.post(session.payment_action.url.replace("?", "/pay?", 1), follow_redirects=False)
+
+    listed = sdk.subscriptions.get_subscription_addon_associations(id=sub.id)
+    assert [(a.id, a.addon_status) for a in listed.items or []] == [(added.id, "active")]

@@ -99,3 +99,41 @@ def test_refused_pay_first_changes_write_nothing(client: TestClient, test_key: d
     sessions = client.post(path, json=_change(line_id, "4", checkout={}), headers=test_key)
     assert "checkout_session" not in sessions.json()  # checkout {} is no checkout: applied at once
     assert [q for q, _end in _quantities(client, test_key, sub["id"])] == ["2", "4"]
+
+
+def test_a_pay_first_addon_over_http_is_pending_until_paid(
+    client: TestClient, test_key: dict[str, str]
+) -> None:
+    sub = _subscription(client, test_key)
+    addon = client.post(
+        "/v1/addons",
+        json={"name": "Boost", "lookup_key": "boost", "prices": [{**PRICE, "amount": "20"}]},
+        headers=test_key,
+    )
+    assert addon.status_code == 201, addon.text
+    body = {
+        "subscription_id": sub["id"],
+        "addon_id": addon.json()["id"],
+        "cadence": "onetime",
+        "checkout": {"payment_provider": "sandbox"},
+    }
+
+    added = client.post("/v1/subscriptions/addon", json=body, headers=test_key)
+
+    assert added.status_code == 200, added.text
+    association = added.json()
+    assert (association["addon_status"], association["checkout_session"]["action"]) == (
+        "pending",
+        "add_addon",
+    )
+    assert "invoice" not in association
+    session = association["checkout_session"]
+    client.post(session["payment_action"]["url"].replace("?", "/pay?", 1), follow_redirects=False)
+    listed = client.get(f"/v1/subscriptions/{sub['id']}/addons/associations", headers=test_key).json()
+    assert [(a["id"], a["addon_status"]) for a in listed["items"]] == [(association["id"], "active")]
+    done = client.get(f"/v1/checkout/sessions/{session['id']}", headers=test_key).json()
+    invoice = client.get(f"/v1/invoices/{done['checkout_invoice_id']}", headers=test_key).json()
+    assert (invoice["amount_paid"], invoice["payment_status"]) == ("20.00", "SUCCEEDED")  # onetime: in full
+
+    again = client.post("/v1/subscriptions/addon", json={**body, "cadence": "recurring"}, headers=test_key)
+    assert_error(again, 400, "invalid_operation")  # no proration: nothing due now
