@@ -21,12 +21,11 @@ import pytest
 from billingkit import Billing, InvalidOperation, Scoped, TestClock, ValidationError
 from billingkit.domain.checkout_sessions import CheckoutAction, CheckoutStatus
 from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus, PaymentStatus
-from billingkit.domain.queries import ListQuery
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription
 from billingkit.services.subscription_modify import SubscriptionModifyResult
 from billingkit.testing.razorpay_fake import RazorpayFake
-from tests.checkout_world import checkout_plan
+from tests.checkout_world import checkout_plan, stored_rows, vat_customer
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 HALF_WAY = NOW + timedelta(days=15, hours=12)
@@ -55,8 +54,7 @@ class World:
         )
 
     def rows(self, kind: str) -> list[Any]:
-        with self.billing.storage.unit_of_work(self.s.tenant_id, self.s.environment_id) as uow:
-            return list(getattr(uow, kind).list(ListQuery(limit=1000, status=None)).items)
+        return stored_rows(self.billing, self.s, kind)
 
     def updates(self) -> list[Invoice]:
         return [i for i in self.rows("invoices") if i.billing_reason is BillingReason.SUBSCRIPTION_UPDATE]
@@ -68,10 +66,8 @@ class World:
 
 @pytest.fixture
 def w(test_env: Scoped, billing: Billing, clock: TestClock) -> World:
-    test_env.tax_rates.create(name="VAT", code="VAT10", tax_rate_type="percentage", percentage_value="10")
+    customer = vat_customer(test_env)
     plan_id = checkout_plan(test_env)
-    customer = test_env.customers.create(external_id="c1", name="Ada")
-    test_env.tax_associations.create(tax_rate_code="VAT10", external_customer_id="c1")
     price = test_env.prices.list(plan_ids=[plan_id]).items[0]
     sub = test_env.subscriptions.create(
         customer_id=customer.id,

@@ -25,11 +25,14 @@ from billingkit.domain.invoices import Invoice
 from billingkit.domain.resources import Status
 from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
-from billingkit.services import notifications
 from billingkit.services.change_settlements import change_invoice, quote_change
-from billingkit.services.checkout_subscriptions import NON_ZERO, cleanup_locked, pay_checkout_invoice
+from billingkit.services.checkout_subscriptions import (
+    NON_ZERO,
+    cleanup_locked,
+    lock_invoice,
+    pay_checkout_invoice,
+)
 from billingkit.services.context import Context
-from billingkit.services.invoice_issuing import invoice_event
 from billingkit.services.line_settlements import addon_charge_key
 from billingkit.services.records import archive
 from billingkit.services.subscription_addons import AddAddonRequest, PendingAddon, add_addon, hold_addon
@@ -60,11 +63,7 @@ def prepare_addon(uow: UnitOfWork, ctx: Context, data: AddAddonRequest) -> tuple
         use_credits=False,
     )
     invoice = change_invoice(ctx, quote, key=addon_charge_key(held.association.id))
-    if invoice is None or invoice.amount_due <= 0:
-        raise InvalidOperation(f"{NON_ZERO}: the add-on charges nothing now")
-    uow.invoices.add(invoice)
-    notifications.record_many(uow, ctx, [invoice_event(ctx, invoice)])
-    return held, invoice
+    return held, lock_invoice(uow, ctx, invoice, "the add-on charges nothing now")
 
 
 def addon_configuration(data: AddAddonRequest, held: PendingAddon) -> dict[str, Any]:

@@ -27,19 +27,21 @@ charge attaching it makes now stored as a ``DRAFT`` invoice with a payment of it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from billingkit.domain.access import Action
-from billingkit.domain.checkout_sessions import CheckoutAction
-from billingkit.domain.invoices import InvoiceStatus
+from billingkit.domain.checkout_sessions import CheckoutAction, CheckoutSession
+from billingkit.domain.invoices import Invoice, InvoiceStatus
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.wallets import TransactionReason
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services.checkout_addons import addon_configuration, prepare_addon
 from billingkit.services.checkout_quantities import modify_configuration, prepare_quantity_change
+from billingkit.services.checkout_requests import CheckoutParams
 from billingkit.services.checkout_sessions import open_session
 from billingkit.services.checkout_subscriptions import (
     CreateSubscriptionParams,
@@ -49,9 +51,8 @@ from billingkit.services.checkout_subscriptions import (
     subscription_configuration,
 )
 from billingkit.services.context import Context
-from billingkit.services.quantity_changes import PendingQuantityChange
 from billingkit.services.records import get_live
-from billingkit.services.subscription_addons import AddAddonRequest, AddedAddon, PendingAddon, add_addon
+from billingkit.services.subscription_addons import AddAddonRequest, AddedAddon, add_addon
 from billingkit.services.subscription_modify import (
     ExecuteSubscriptionModifyRequest,
     SubscriptionModifyResult,
@@ -61,6 +62,9 @@ from billingkit.services.subscription_setup import find_customer
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 from billingkit.services.wallet_topups import TopUpRequest, TopUpResult, top_up_wallet
 from billingkit.services.wallets import live_wallet
+
+#: What a pay-first change holds until paid (a pending quantity change, a pending add-on).
+Made = TypeVar("Made")
 
 __all__ = [
     "add_addon_checked",
@@ -165,6 +169,40 @@ def top_up_wallet_checked(
     return replace(made[0], checkout_session=session)
 
 
+def _open_on(
+    uow: UnitOfWork,
+    ctx: Context,
+    sub: Subscription,
+    action: CheckoutAction,
+    params: CheckoutParams,
+    *,
+    make: Callable[[], tuple[Made, Invoice]],
+    configuration: Callable[[Made], dict[str, Any]],
+    description: str,
+) -> tuple[Made, CheckoutSession]:
+    """Open a session of ``action`` paying for a change of live ``sub``: ``make`` holds the
+    change and stores the invoice it is paid with, ``configuration`` describes it."""
+    ctx.require("subscription", Action.WRITE)
+    made: list[Made] = []
+
+    def prepare(session_id: str, provider: str) -> Prepared:
+        held, invoice = make()
+        made.append(held)
+        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
+
+    session = open_session(
+        uow,
+        ctx,
+        customer_id=sub.customer_id,
+        action=action,
+        params=params,
+        prepare=prepare,
+        configuration=lambda _prepared: configuration(made[0]),
+        description=description,
+    )
+    return made[0], session
+
+
 def modify_subscription_checked(
     uow: UnitOfWork,
     ctx: Context,
@@ -182,25 +220,17 @@ def modify_subscription_checked(
         return modify_subscription(
             uow, ctx, subscription_id=subscription_id, data=data, renewal_notice=renewal_notice
         )
-    ctx.require("subscription", Action.WRITE)
     sub = get_live(uow.subscriptions, "subscription", subscription_id)
     change = data.quantity_change_params
     assert change is not None  # the request model allows checkout with quantity_change only
-    pending: list[PendingQuantityChange] = []
-
-    def prepare(session_id: str, provider: str) -> Prepared:
-        made, invoice = prepare_quantity_change(uow, ctx, sub, change)
-        pending.append(made)
-        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
-
-    session = open_session(
+    _made, session = _open_on(
         uow,
         ctx,
-        customer_id=sub.customer_id,
-        action=CheckoutAction.MODIFY_SUBSCRIPTION,
-        params=data.checkout,
-        prepare=prepare,
-        configuration=lambda prepared: modify_configuration(sub, pending[0]),
+        sub,
+        CheckoutAction.MODIFY_SUBSCRIPTION,
+        data.checkout,
+        make=lambda: prepare_quantity_change(uow, ctx, sub, change),
+        configuration=lambda made: modify_configuration(sub, made),
         description=f"quantity change of subscription {sub.id}",
     )
     return SubscriptionModifyResult(sub, checkout_session=session)
@@ -214,24 +244,16 @@ def add_addon_checked(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -
     nothing now; as :func:`~billingkit.services.checkout_sessions.open_session`."""
     if data.checkout is None:
         return add_addon(uow, ctx, data=data)
-    ctx.require("subscription", Action.WRITE)
     sub = get_live(uow.subscriptions, "subscription", data.subscription_id)
     attach = data.model_copy(update={"checkout": None})
-    held: list[PendingAddon] = []
-
-    def prepare(session_id: str, provider: str) -> Prepared:
-        pending, invoice = prepare_addon(uow, ctx, attach)
-        held.append(pending)
-        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
-
-    session = open_session(
+    held, session = _open_on(
         uow,
         ctx,
-        customer_id=sub.customer_id,
-        action=CheckoutAction.ADD_ADDON,
-        params=data.checkout,
-        prepare=prepare,
-        configuration=lambda prepared: addon_configuration(attach, held[0]),
+        sub,
+        CheckoutAction.ADD_ADDON,
+        data.checkout,
+        make=lambda: prepare_addon(uow, ctx, attach),
+        configuration=lambda made: addon_configuration(attach, made),
         description=f"add-on {data.addon_id} for subscription {sub.id}",
     )
-    return AddedAddon(held[0].association, sub, None, checkout_session=session)
+    return AddedAddon(held.association, sub, None, checkout_session=session)

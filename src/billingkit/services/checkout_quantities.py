@@ -25,12 +25,9 @@ from typing import Any
 from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.subscriptions import Subscription
-from billingkit.errors import InvalidOperation
 from billingkit.ports import UnitOfWork
-from billingkit.services import notifications
-from billingkit.services.checkout_subscriptions import NON_ZERO, cleanup_locked, pay_checkout_invoice
+from billingkit.services.checkout_subscriptions import cleanup_locked, lock_invoice, pay_checkout_invoice
 from billingkit.services.context import Context
-from billingkit.services.invoice_issuing import invoice_event
 from billingkit.services.quantity_changes import (
     PendingQuantityChange,
     SubModifyQuantityChangeRequest,
@@ -55,12 +52,7 @@ def prepare_quantity_change(
     (see the module doc). Raises as ``change_quantities``; ``InvalidOperation`` when the change
     charges nothing."""
     pending = pending_quantity_change(uow, ctx, sub, data)
-    invoice = pending.invoice
-    if invoice is None or invoice.amount_due <= 0:
-        raise InvalidOperation(f"{NON_ZERO}: the quantity change charges nothing now")
-    uow.invoices.add(invoice)
-    notifications.record_many(uow, ctx, [invoice_event(ctx, invoice)])
-    return pending, invoice
+    return pending, lock_invoice(uow, ctx, pending.invoice, "the quantity change charges nothing now")
 
 
 def modify_configuration(sub: Subscription, pending: PendingQuantityChange) -> dict[str, Any]:

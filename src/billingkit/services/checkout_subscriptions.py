@@ -59,6 +59,7 @@ __all__ = [
     "cleanup_locked",
     "cleanup_payment",
     "cleanup_subscription",
+    "lock_invoice",
     "pay_checkout_invoice",
     "prepare_subscription",
     "subscription_configuration",
@@ -107,10 +108,17 @@ def checkout_invoice(uow: UnitOfWork, ctx: Context, sub: Subscription) -> Invoic
     if not computed.draft.lines:
         raise InvalidOperation(f"{NON_ZERO}: the plan charges nothing in advance")
     invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sub.billing_sequence + 1)
-    if invoice.amount_due <= 0:
-        raise InvalidOperation(
-            f"{NON_ZERO}: the first invoice comes to {invoice.amount_due} {invoice.currency}"
-        )
+    return lock_invoice(
+        uow, ctx, invoice, f"the first invoice comes to {invoice.amount_due} {invoice.currency}"
+    )
+
+
+def lock_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice | None, nothing_due: str) -> Invoice:
+    """Store ``invoice``, the ``DRAFT`` a checkout session is paid with, and record its creation.
+    ``InvalidOperation`` ("checkout requires a non-zero invoice: ``nothing_due``") when there is
+    none or nothing is due on it (nothing stored)."""
+    if invoice is None or invoice.amount_due <= 0:
+        raise InvalidOperation(f"{NON_ZERO}: {nothing_due}")
     uow.invoices.add(invoice)
     notifications.record_many(uow, ctx, [invoice_event(ctx, invoice)])
     return invoice

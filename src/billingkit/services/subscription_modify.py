@@ -14,7 +14,8 @@ This version carries out:
   the invoices the change touched in ``changed_resources``.
 * ``type: quantity_change`` (``quantity_change_params``): FIXED lines at new quantities, each
   replaced at the effective date, the difference prorated and settled at once
-  (:mod:`billingkit.services.quantity_changes`).
+  (:mod:`billingkit.services.quantity_changes`); with ``checkout``, only once paid
+  (:func:`billingkit.services.checkout_flows.modify_subscription_checked`).
 * ``type: trial_end`` (``trial_end_params``): a trial ended now or moved
   (:mod:`billingkit.services.trial_end_changes`).
 
