@@ -162,3 +162,18 @@ def test_an_addon_that_charges_nothing_now_is_refused_and_writes_nothing(w: Worl
         w.add(proration_behavior="none")  # billed from the next period: nothing to pay now
 
     assert w.rows("addon_associations") == [] and w.updates() == [] and w.rows("checkout_sessions") == []
+
+
+def test_a_payment_for_an_addon_that_can_no_longer_be_attached_applies_nothing(w: World) -> None:
+    added = w.add()
+    assert added.checkout_session is not None
+    w.s.subscriptions.cancel(w.sub.id, cancellation_type="immediate")
+
+    with pytest.raises(InvalidOperation):
+        w.s.checkout.pay_sandbox(added.checkout_session.id)
+
+    # Rolled back whole: the session still open (it will expire with its cleanup), nothing attached.
+    assert w.s.checkout.get(added.checkout_session.id).checkout_status is CheckoutStatus.PENDING
+    assert all(line.entity_type == "plan" for line in w.s.subscriptions.get(w.sub.id).line_items)
+    (draft,) = [i for i in w.updates() if i.id == added.checkout_session.invoice_id]
+    assert draft.invoice_status is InvoiceStatus.DRAFT

@@ -97,9 +97,7 @@ def apply_addon(
     the session's ``result`` is empty (the reference's result names a created subscription
     only)."""
     request, association_id = _stored(session)
-    association = uow.addon_associations.get(association_id)
-    if association.status is Status.PUBLISHED and association.addon_status.value == "pending":
-        add_addon(uow, ctx, data=request, pending=association_id)
+    add_addon(uow, ctx, data=request, pending=association_id)
     pay_checkout_invoice(uow, ctx, session, provider_payment_id)
     return {}
 

@@ -424,7 +424,7 @@ def add_addon(
 ) -> AddedAddon:
     """Attach an add-on to a live subscription (see the module doc) and charge what falls due now.
     ``pending``: the id of the association :func:`hold_addon` stored, activated now (its start
-    kept).
+    kept; ``InvalidOperation`` when it is no longer pending, e.g. the subscription was cancelled).
 
     ``NotFound`` for an unknown subscription; ``InvalidOperation`` for a cancelled one;
     ``ValidationError`` naming the field for bad input (nothing written then);
@@ -436,6 +436,8 @@ def add_addon(
     sub = _changeable(uow, data.subscription_id)
     held = uow.addon_associations.get(pending) if pending is not None else None
     if held is not None:
+        if held.status is not Status.PUBLISHED or held.addon_status is not AddonStatus.PENDING:
+            raise InvalidOperation(f"add-on association {held.id} is not pending: it cannot be activated")
         data = data.model_copy(update={"start_date": held.start_date})
     updated, association, lines, grants = _attach(uow, ctx, sub, data, "", new=False, pending=held)
     invoice = None
