@@ -18,10 +18,9 @@ import pytest
 from billingkit import AlreadyExists, Billing, InvalidOperation, NotFound, Scoped, TestClock, ValidationError
 from billingkit.domain.checkout_sessions import CheckoutSession, CheckoutStatus
 from billingkit.domain.invoices import InvoiceStatus, PaymentStatus
-from billingkit.domain.queries import ListQuery
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import SubscriptionStatus
-from tests.checkout_world import checkout_plan, subscription_params
+from tests.checkout_world import checkout_plan, stored_rows, subscription_params, vat_customer
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 KINDS = ("subscriptions", "invoices", "payments", "checkout_sessions")
@@ -44,8 +43,7 @@ class World:
         )
 
     def rows(self, kind: str) -> list[Any]:
-        with self.billing.storage.unit_of_work(self.s.tenant_id, self.s.environment_id) as uow:
-            return list(getattr(uow, kind).list(ListQuery(limit=1000, status=None)).items)
+        return stored_rows(self.billing, self.s, kind)
 
     def counts(self) -> dict[str, int]:
         return {kind: len(self.rows(kind)) for kind in KINDS}
@@ -56,10 +54,8 @@ class World:
 
 @pytest.fixture
 def w(test_env: Scoped, billing: Billing, clock: TestClock) -> World:
-    test_env.tax_rates.create(name="VAT", code="VAT10", tax_rate_type="percentage", percentage_value="10")
+    customer = vat_customer(test_env)
     plan_id = checkout_plan(test_env)
-    customer = test_env.customers.create(external_id="c1", name="Ada")
-    test_env.tax_associations.create(tax_rate_code="VAT10", external_customer_id="c1")
     return World(test_env, billing, clock, plan_id, customer.id)
 
 

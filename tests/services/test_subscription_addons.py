@@ -282,7 +282,7 @@ def test_a_onetime_addon_is_charged_once_in_full_and_then_ends(w: World) -> None
             {"line_item_commitments": {"$fixed": {"commitment_type": "amount", "commitment_amount": "5"}}},
             None,
         ),
-        ({"checkout": {"provider": "razorpay"}}, "checkout"),
+        ({"checkout": {"provider": "razorpay"}}, "checkout.provider"),
         ({"coupons": [{"coupon_code": "X"}]}, "coupons"),
         ({"cadence": "sometimes"}, "cadence"),
     ],

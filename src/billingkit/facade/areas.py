@@ -209,9 +209,11 @@ class Subscriptions(Area):
     #: ``type="quantity_change"`` (``quantity_change_params={"line_items": [{"id": ..., "quantity":
     #: "8"}]}``) replaces lines at new quantities, prorated; ``type="trial_end"``
     #: (``trial_end_params={"action": "immediate" | "scheduled_date", "new_trial_end": ...}``).
+    #: A quantity change with ``checkout={...}`` changes nothing until its ``modify_subscription``
+    #: checkout session is paid (the answer's ``checkout_session``).
     #: ``tax`` and ``addon`` are refused by this version.
     modify = IdRequestOp(
-        subscription_modify.modify_subscription,
+        checkout_flows.modify_subscription_checked,
         subscription_modify.ExecuteSubscriptionModifyRequest,
         scope_arguments=_renewal_notice,
     )
@@ -312,8 +314,10 @@ class Subscriptions(Area):
 
     #: Attach an add-on: ``add_addon(subscription_id=..., addon_id=..., start_date=..., cadence=...)``.
     #: A concurrent change of the subscription (a billing run) makes it decide again on the new state.
+    #: With ``checkout={...}`` the association stays ``pending`` until its ``add_addon`` checkout
+    #: session is paid (the answer's ``checkout_session``).
     add_addon = RequestOp(
-        subscription_addons.add_addon, subscription_addons.AddAddonRequest, conflict_retries=2
+        checkout_flows.add_addon_checked, subscription_addons.AddAddonRequest, conflict_retries=2
     )
     #: End an add-on: ``remove_addon(addon_association_id=..., effective_date=...)``.
     remove_addon = RequestOp(

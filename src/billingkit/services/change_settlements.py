@@ -191,13 +191,15 @@ def quote_change(
     effective: datetime,
     prorate: bool = True,
     in_full: Collection[str] = (),
+    use_credits: bool = True,
 ) -> ChangeQuote:
     """What ending ``ended`` (as they were before the change) and starting ``started`` (as they
     will be) at ``effective`` moves, for stored ``sub`` (see the module doc). Writes nothing.
     ``prorate`` False (``proration_behavior: none``), an ``effective`` outside the current period,
     or a subscription that is not billing yet: nothing moves. ``in_full``: ids of started lines
-    charged from their own start (a ``ONETIME`` FIXED ADVANCE one in full). ``InvalidOperation``
-    for a grouped child (its parent's invoices bill its lines)."""
+    charged from their own start (a ``ONETIME`` FIXED ADVANCE one in full). ``use_credits`` False:
+    the customer's prepaid credits are not drawn (a checkout's invoice is paid whole at the
+    provider). ``InvalidOperation`` for a grouped child (its parent's invoices bill its lines)."""
     period = Period(sub.current_period_start, sub.current_period_end)
     nothing = ChangeQuote(sub, effective, period, settle((), (), currency=sub.currency), InvoiceCredits())
     if not prorate or not started_by(sub) or not period.start <= effective < period.end:
@@ -230,7 +232,9 @@ def quote_change(
             price = prices[line.price_id]
             charges.append(_line(ProrationKind.CHARGE, line, price, charge, start, period.end, whole=whole))
     rates = load_subscription_tax_rates(uow, [sub], at=ctx.now).get(sub.id, ())
-    source = load_invoice_credits(uow, [sub.billed_customer_id]) if charges else InvoiceCredits()
+    source = (
+        load_invoice_credits(uow, [sub.billed_customer_id]) if charges and use_credits else InvoiceCredits()
+    )
     settlement = settle(
         charges,
         credits,
@@ -354,13 +358,18 @@ class SettledChange:
 def settle_change(uow: UnitOfWork, ctx: Context, quote: ChangeQuote, *, key: str) -> SettledChange:
     """Carry out ``quote`` (see the module doc) under idempotency ``key`` (say what the change is
     and when it took effect, :func:`settlement_key`): the same key settled before
-    -> the first invoice or wallet movement, nothing moved again. ``AlreadyExists`` (409) when
-    the subscription already has an update invoice for the same window under another key."""
+    -> the first invoice or wallet movement, nothing moved again. A ``DRAFT`` invoice stored under
+    the key beforehand (the invoice a checkout session locked, :func:`change_invoice`, which its
+    customer has paid) is the settlement: numbered and finalized now, whatever ``quote`` says.
+    ``AlreadyExists`` (409) when the subscription already has an update invoice for the same
+    window under another key."""
     sub, settlement = quote.subscription, quote.settlement
+    earlier = uow.invoices.find_one(idempotency_key=settlement_key(key), include_archived=True)
+    if earlier is not None and earlier.invoice_status is InvoiceStatus.DRAFT:
+        return _issue_locked(uow, ctx, sub, earlier)
+    if earlier is not None:
+        return SettledChange(sub, invoice=earlier)
     if settlement.invoiced:
-        earlier = uow.invoices.find_one(idempotency_key=settlement_key(key), include_archived=True)
-        if earlier is not None:
-            return SettledChange(sub, invoice=earlier)
         drafted = change_invoice(ctx, quote, key=key)
         assert drafted is not None  # settlement.invoiced
         sequence = sub.billing_sequence + 1
@@ -390,3 +399,14 @@ def settle_change(uow: UnitOfWork, ctx: Context, quote: ChangeQuote, *, key: str
         )
         return SettledChange(sub, transaction=movement.transactions[0])
     return SettledChange(sub)
+
+
+def _issue_locked(uow: UnitOfWork, ctx: Context, sub: Subscription, draft: Invoice) -> SettledChange:
+    """Number and finalize ``draft``, the invoice stored for the change before it was applied."""
+    sequence = sub.billing_sequence + 1
+    (issued,) = number_invoices(
+        uow, ctx, [draft.model_copy(update={"billing_sequence": sequence, **ctx.touch()})]
+    )
+    saved = uow.invoices.update(issued, expected_version=draft.version)
+    notifications.notify(uow, ctx, "invoice.update.finalized", saved)
+    return SettledChange(sub.model_copy(update={"billing_sequence": sequence}), invoice=saved)

@@ -30,7 +30,9 @@ from billingkit.errors import ConfigurationError, InvalidOperation
 from billingkit.ports import UnitOfWork, WebhookVerifier
 from billingkit.services import notifications
 from billingkit.services.billing_runs import BatchResult
+from billingkit.services.checkout_addons import apply_addon, cleanup_addon
 from billingkit.services.checkout_providers import RAZORPAY, SANDBOX, SESSION_NOTE
+from billingkit.services.checkout_quantities import apply_quantity_change, cleanup_quantity_change
 from billingkit.services.checkout_subscriptions import apply_created_subscription, cleanup_subscription
 from billingkit.services.checkout_topups import apply_topup, cleanup_topup
 from billingkit.services.context import Context, DueRun
@@ -58,6 +60,8 @@ Cleanup = Callable[[UnitOfWork, Context, CheckoutSession, str], None]
 ACTIONS: dict[CheckoutAction, tuple[Apply, Cleanup]] = {
     CheckoutAction.CREATE_SUBSCRIPTION: (apply_created_subscription, cleanup_subscription),
     CheckoutAction.WALLET_TOPUP: (apply_topup, cleanup_topup),
+    CheckoutAction.MODIFY_SUBSCRIPTION: (apply_quantity_change, cleanup_quantity_change),
+    CheckoutAction.ADD_ADDON: (apply_addon, cleanup_addon),
 }
 
 

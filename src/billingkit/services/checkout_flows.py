@@ -12,21 +12,36 @@ purchase is made as without checkout (pending credits, a finalized invoice selli
 payment of that invoice, and a ``wallet_topup`` session collects it; the credits land when the
 provider confirms the payment (the invoice paid), and fail if the session ends unpaid (the invoice
 voided). A wallet has one open top-up session at a time (409).
+
+``POST /subscriptions/{id}/modify/execute`` with ``type: quantity_change`` and ``checkout``: the
+change is checked and priced, its invoice stored as a ``DRAFT`` with a payment of it, and a
+``modify_subscription`` session collects it; the subscription changes only once paid
+(:mod:`billingkit.services.checkout_quantities`). Without ``checkout`` the request is an ordinary
+modification.
+
+``POST /subscriptions/addon`` with ``checkout``: the add-on's association is held ``pending``, the
+charge attaching it makes now stored as a ``DRAFT`` invoice with a payment of it, and an
+``add_addon`` session collects it; the add-on is activated only once paid
+(:mod:`billingkit.services.checkout_addons`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from billingkit.domain.access import Action
-from billingkit.domain.checkout_sessions import CheckoutAction
-from billingkit.domain.invoices import InvoiceStatus
+from billingkit.domain.checkout_sessions import CheckoutAction, CheckoutSession
+from billingkit.domain.invoices import Invoice, InvoiceStatus
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.wallets import TransactionReason
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
+from billingkit.services.checkout_addons import addon_configuration, prepare_addon
+from billingkit.services.checkout_quantities import modify_configuration, prepare_quantity_change
+from billingkit.services.checkout_requests import CheckoutParams
 from billingkit.services.checkout_sessions import open_session
 from billingkit.services.checkout_subscriptions import (
     CreateSubscriptionParams,
@@ -36,12 +51,27 @@ from billingkit.services.checkout_subscriptions import (
     subscription_configuration,
 )
 from billingkit.services.context import Context
+from billingkit.services.records import get_live
+from billingkit.services.subscription_addons import AddAddonRequest, AddedAddon, add_addon
+from billingkit.services.subscription_modify import (
+    ExecuteSubscriptionModifyRequest,
+    SubscriptionModifyResult,
+    modify_subscription,
+)
 from billingkit.services.subscription_setup import find_customer
 from billingkit.services.subscriptions import SubscriptionCreate, create_subscription
 from billingkit.services.wallet_topups import TopUpRequest, TopUpResult, top_up_wallet
 from billingkit.services.wallets import live_wallet
 
-__all__ = ["create_subscription_checked", "top_up_wallet_checked"]
+#: What a pay-first change holds until paid (a pending quantity change, a pending add-on).
+Made = TypeVar("Made")
+
+__all__ = [
+    "add_addon_checked",
+    "create_subscription_checked",
+    "modify_subscription_checked",
+    "top_up_wallet_checked",
+]
 
 
 def create_subscription_checked(
@@ -137,3 +167,93 @@ def top_up_wallet_checked(
         wallet_id=wallet.id,
     )
     return replace(made[0], checkout_session=session)
+
+
+def _open_on(
+    uow: UnitOfWork,
+    ctx: Context,
+    sub: Subscription,
+    action: CheckoutAction,
+    params: CheckoutParams,
+    *,
+    make: Callable[[], tuple[Made, Invoice]],
+    configuration: Callable[[Made], dict[str, Any]],
+    description: str,
+) -> tuple[Made, CheckoutSession]:
+    """Open a session of ``action`` paying for a change of live ``sub``: ``make`` holds the
+    change and stores the invoice it is paid with, ``configuration`` describes it."""
+    ctx.require("subscription", Action.WRITE)
+    made: list[Made] = []
+
+    def prepare(session_id: str, provider: str) -> Prepared:
+        held, invoice = make()
+        made.append(held)
+        return Prepared(invoice, checkout_payment(uow, ctx, invoice, session_id, provider), sub)
+
+    session = open_session(
+        uow,
+        ctx,
+        customer_id=sub.customer_id,
+        action=action,
+        params=params,
+        prepare=prepare,
+        configuration=lambda _prepared: configuration(made[0]),
+        description=description,
+    )
+    return made[0], session
+
+
+def modify_subscription_checked(
+    uow: UnitOfWork,
+    ctx: Context,
+    *,
+    subscription_id: str,
+    data: ExecuteSubscriptionModifyRequest,
+    renewal_notice: timedelta | None = None,
+) -> SubscriptionModifyResult:
+    """Modify a subscription; a quantity change with ``data.checkout`` waits for the payment of a
+    ``modify_subscription`` session (the answer: the subscription unchanged and
+    ``checkout_session``). Raises as :func:`~billingkit.services.subscription_modify.
+    modify_subscription`; ``InvalidOperation`` ("checkout requires a non-zero invoice") for a
+    change that charges nothing; as :func:`~billingkit.services.checkout_sessions.open_session`."""
+    if data.checkout is None:
+        return modify_subscription(
+            uow, ctx, subscription_id=subscription_id, data=data, renewal_notice=renewal_notice
+        )
+    sub = get_live(uow.subscriptions, "subscription", subscription_id)
+    change = data.quantity_change_params
+    assert change is not None  # the request model allows checkout with quantity_change only
+    _made, session = _open_on(
+        uow,
+        ctx,
+        sub,
+        CheckoutAction.MODIFY_SUBSCRIPTION,
+        data.checkout,
+        make=lambda: prepare_quantity_change(uow, ctx, sub, change),
+        configuration=lambda made: modify_configuration(sub, made),
+        description=f"quantity change of subscription {sub.id}",
+    )
+    return SubscriptionModifyResult(sub, checkout_session=session)
+
+
+def add_addon_checked(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedAddon:
+    """Attach an add-on; with ``data.checkout``, held ``pending`` until an ``add_addon`` session
+    is paid (the answer: the pending association, the subscription unchanged,
+    ``checkout_session``). Raises as :func:`~billingkit.services.subscription_addons.add_addon`;
+    ``InvalidOperation`` ("checkout requires a non-zero invoice") for an add-on that charges
+    nothing now; as :func:`~billingkit.services.checkout_sessions.open_session`."""
+    if data.checkout is None:
+        return add_addon(uow, ctx, data=data)
+    sub = get_live(uow.subscriptions, "subscription", data.subscription_id)
+    attach = data.model_copy(update={"checkout": None})
+    held, session = _open_on(
+        uow,
+        ctx,
+        sub,
+        CheckoutAction.ADD_ADDON,
+        data.checkout,
+        make=lambda: prepare_addon(uow, ctx, attach),
+        configuration=lambda made: addon_configuration(attach, made),
+        description=f"add-on {data.addon_id} for subscription {sub.id}",
+    )
+    return AddedAddon(held.association, sub, None, checkout_session=session)

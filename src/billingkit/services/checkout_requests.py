@@ -3,7 +3,8 @@ which provider takes the money, how, where the payer's browser goes afterwards, 
 idempotency key and lifetime.
 
 They ride on ``POST /checkout/sessions`` and on the pay-first flows (``checkout`` of subscription
-create); an absent, null or empty (``{}``) ``checkout`` means "no checkout".
+create, wallet top-up, modify execute and add-on attach); an absent, null or empty (``{}``)
+``checkout`` means "no checkout".
 """
 
 from __future__ import annotations

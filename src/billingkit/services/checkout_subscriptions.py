@@ -56,8 +56,10 @@ __all__ = [
     "apply_created_subscription",
     "checkout_invoice",
     "checkout_payment",
+    "cleanup_locked",
     "cleanup_payment",
     "cleanup_subscription",
+    "lock_invoice",
     "pay_checkout_invoice",
     "prepare_subscription",
     "subscription_configuration",
@@ -106,10 +108,17 @@ def checkout_invoice(uow: UnitOfWork, ctx: Context, sub: Subscription) -> Invoic
     if not computed.draft.lines:
         raise InvalidOperation(f"{NON_ZERO}: the plan charges nothing in advance")
     invoice = build_invoice(ctx, computed, snapshot, billing_sequence=sub.billing_sequence + 1)
-    if invoice.amount_due <= 0:
-        raise InvalidOperation(
-            f"{NON_ZERO}: the first invoice comes to {invoice.amount_due} {invoice.currency}"
-        )
+    return lock_invoice(
+        uow, ctx, invoice, f"the first invoice comes to {invoice.amount_due} {invoice.currency}"
+    )
+
+
+def lock_invoice(uow: UnitOfWork, ctx: Context, invoice: Invoice | None, nothing_due: str) -> Invoice:
+    """Store ``invoice``, the ``DRAFT`` a checkout session is paid with, and record its creation.
+    ``InvalidOperation`` ("checkout requires a non-zero invoice: ``nothing_due``") when there is
+    none or nothing is due on it (nothing stored)."""
+    if invoice is None or invoice.amount_due <= 0:
+        raise InvalidOperation(f"{NON_ZERO}: {nothing_due}")
     uow.invoices.add(invoice)
     notifications.record_many(uow, ctx, [invoice_event(ctx, invoice)])
     return invoice
@@ -272,6 +281,21 @@ def cleanup_payment(uow: UnitOfWork, ctx: Context, session: CheckoutSession, rea
         invoice = uow.invoices.find(session.invoice_id)
         if invoice is not None and invoice.status is Status.PUBLISHED:
             archive(uow.invoices, invoice, ctx)
+
+
+def cleanup_locked(uow: UnitOfWork, ctx: Context, session: CheckoutSession, reason: str) -> None:
+    """The session's draft invoice, locked under a change's settlement key, gives the key back
+    (so a later change settles afresh), then :func:`cleanup_payment`."""
+    invoice = uow.invoices.find(session.invoice_id or "")
+    if (
+        invoice is not None
+        and invoice.status is Status.PUBLISHED
+        and invoice.invoice_status is InvoiceStatus.DRAFT
+        and invoice.idempotency_key is not None
+    ):
+        released = invoice.model_copy(update={"idempotency_key": None, **ctx.touch()})
+        uow.invoices.update(released, expected_version=invoice.version)
+    cleanup_payment(uow, ctx, session, reason)
 
 
 def cleanup_subscription(uow: UnitOfWork, ctx: Context, session: CheckoutSession, reason: str) -> None:

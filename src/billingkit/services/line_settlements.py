@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from billingkit.domain.invoices import BillingReason, Invoice
+from billingkit.domain.invoices import BillingReason, Invoice, InvoiceStatus
 from billingkit.domain.periods import Period
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem
 from billingkit.domain.wallets import WalletTransaction
@@ -131,11 +131,14 @@ def settle_lines(
     billing sequence moved when an invoice was issued (the caller saves it). A key settled
     before moves nothing and returns ``sub`` unchanged. ``AlreadyExists`` (details ``field``, the
     request's date field, and ``invoice_id``) when another change invoiced from ``effective``;
+    a ``DRAFT`` invoice stored under ``key`` (a checkout's, paid) is issued as the settlement;
     ``InvalidOperation`` for a grouped child with money to move."""
-    if _settled_before(uow, key):
+    locked = uow.invoices.find_one(idempotency_key=settlement_key(key))
+    locked = locked if locked is not None and locked.invoice_status is InvoiceStatus.DRAFT else None
+    if locked is None and _settled_before(uow, key):
         return LineSettlement(sub)
     quote = quote_change(uow, ctx, sub, ended=ended, started=started, effective=effective, in_full=in_full)
-    if quote.settlement.invoiced:
+    if quote.settlement.invoiced and locked is None:
         _check_window(uow, quote, field)
     settled = settle_change(uow, ctx, quote, key=key)
     return LineSettlement(

@@ -28,6 +28,10 @@ request (one settlement, one invoice). Only ``active`` and ``trialing`` subscrip
 change is recorded (``subscription_changes``, kind ``quantity_change``) under a key naming the
 subscription and its lines; the same request again (same lines, quantities and given dates)
 answers what the first did and moves nothing; a different one is refused on its ended lines.
+
+**Pay first.** :func:`pending_quantity_change` checks and prices a change without writing it (a
+``modify_subscription`` checkout session stores its invoice as a ``DRAFT`` under the settlement
+key); once paid, :func:`change_quantities` carries it out and issues that very invoice.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import Annotated, Self
 from pydantic import Field, model_validator
 
 from billingkit.domain.catalog.prices import PriceType
+from billingkit.domain.invoices import Invoice
 from billingkit.domain.line_item_rules import is_one_time, one_time_invoiced
 from billingkit.domain.subscription_changes import ChangeKind, SubscriptionChange
 from billingkit.domain.subscriptions import Subscription, SubscriptionLineItem, SubscriptionStatus
@@ -49,14 +54,20 @@ from billingkit.domain.validation import DecimalText, InputModel, NonEmptyStr, U
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
-from billingkit.services.change_settlements import ChangeQuote, quote_change, settle_change
+from billingkit.services.change_settlements import ChangeQuote, change_invoice, quote_change, settle_change
 from billingkit.services.context import Context
 from billingkit.services.modify_resources import ChangedResources
 from billingkit.services.records import new_fields
 from billingkit.services.subscription_lines import record_line_items
 from billingkit.services.wallet_transactions import details
 
-__all__ = ["LineItemQuantityChange", "SubModifyQuantityChangeRequest", "change_quantities"]
+__all__ = [
+    "LineItemQuantityChange",
+    "PendingQuantityChange",
+    "SubModifyQuantityChangeRequest",
+    "change_quantities",
+    "pending_quantity_change",
+]
 
 #: The statuses whose line quantities may change.
 CHANGEABLE = frozenset({SubscriptionStatus.ACTIVE, SubscriptionStatus.TRIALING})
@@ -232,6 +243,53 @@ def _replay(uow: UnitOfWork, record: SubscriptionChange, sub: Subscription) -> C
     )
 
 
+def _quote(uow: UnitOfWork, ctx: Context, plan: _Plan, *, use_credits: bool = True) -> ChangeQuote:
+    return quote_change(
+        uow,
+        ctx,
+        plan.updated,
+        ended=plan.ended,
+        started=plan.replacements,
+        effective=plan.at,
+        prorate=True,
+        use_credits=use_credits,
+    )
+
+
+def _settle_key(key: str, at: datetime) -> str:
+    return f"{key}@{at.isoformat()}"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingQuantityChange:
+    """A checked quantity change not carried out yet (a checkout session's): ``request`` with
+    every line's ``effective_date`` set to ``at``; ``invoice`` (built, not stored: the change's
+    settlement invoice, priced without prepaid credits, or None when the change nets no charge),
+    stored under the key :func:`change_quantities` settles ``request`` with, so that invoice is the
+    one the change issues once applied."""
+
+    request: SubModifyQuantityChangeRequest
+    at: datetime
+    invoice: Invoice | None
+
+
+def pending_quantity_change(
+    uow: UnitOfWork, ctx: Context, sub: Subscription, data: SubModifyQuantityChangeRequest
+) -> PendingQuantityChange:
+    """Check ``data`` against ``sub`` as :func:`change_quantities` would, and price it without
+    writing anything (see :class:`PendingQuantityChange`). Raises as :func:`change_quantities`."""
+    plan = _plan(ctx, sub, data)
+    fixed = data.model_copy(
+        update={
+            "line_items": [item.model_copy(update={"effective_date": plan.at}) for item in data.line_items]
+        }
+    )
+    key = _settle_key(_key(sub, [item.id for item in data.line_items]), plan.at)
+    return PendingQuantityChange(
+        fixed, plan.at, change_invoice(ctx, _quote(uow, ctx, plan, use_credits=False), key=key)
+    )
+
+
 def change_quantities(
     uow: UnitOfWork, ctx: Context, sub: Subscription, data: SubModifyQuantityChangeRequest
 ) -> tuple[Subscription, ChangedResources]:
@@ -245,10 +303,8 @@ def change_quantities(
     if earlier is not None and earlier.request_fingerprint == fingerprint:
         return sub, _replay(uow, earlier, sub)
     plan = _plan(ctx, sub, data)
-    quote: ChangeQuote = quote_change(
-        uow, ctx, plan.updated, ended=plan.ended, started=plan.replacements, effective=plan.at, prorate=True
-    )
-    settled = settle_change(uow, ctx, quote, key=f"{key}@{plan.at.isoformat()}")
+    quote = _quote(uow, ctx, plan)
+    settled = settle_change(uow, ctx, quote, key=_settle_key(key, plan.at))
     saved = uow.subscriptions.update(
         settled.subscription.model_copy(update=ctx.touch()), expected_version=sub.version
     )

@@ -53,6 +53,7 @@ from billingkit.domain.addon_associations import (
 from billingkit.domain.catalog import Addon, CreditGrant, CreditGrantScope, Price, check_credit_grant
 from billingkit.domain.catalog.entitlements import EntitlementEntityType
 from billingkit.domain.catalog.prices import PriceEntityType
+from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.input_rules import prefixed
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.periods import Period
@@ -69,6 +70,7 @@ from billingkit.domain.validation import InputModel, Metadata, NonEmptyStr, UtcD
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
+from billingkit.services.checkout_requests import CheckoutRequest
 from billingkit.services.context import Context
 from billingkit.services.credit_grant_applications import start_grants
 from billingkit.services.credit_grants import credit_grants_of
@@ -91,10 +93,12 @@ __all__ = [
     "AddAddonRequest",
     "AddedAddon",
     "AddonAttachment",
+    "PendingAddon",
     "add_addon",
     "addon_associations",
     "attach_addons",
     "follow_activation",
+    "hold_addon",
 ]
 
 ENTITY = "subscription"
@@ -124,29 +128,33 @@ class AddonAttachment(InputModel):
 
 
 class AddAddonRequest(AddonAttachment):
-    """``POST /subscriptions/addon``: an add-on for the live subscription ``subscription_id``.
-    ``checkout`` (pay first) is refused until checkout sessions exist."""
-
-    not_supported: ClassVar[frozenset[str]] = frozenset({"coupons", "change_at", "checkout"})
+    """``POST /subscriptions/addon``: an add-on for the live subscription ``subscription_id``;
+    with ``checkout``, attached only once paid
+    (:func:`billingkit.services.checkout_flows.add_addon_checked`)."""
 
     subscription_id: NonEmptyStr
+    checkout: CheckoutRequest = None
 
 
 @dataclass(frozen=True, slots=True)
 class AddedAddon:
     """What :func:`add_addon` did: the ``association``, the ``subscription`` as saved (with the
-    add-on's lines) and the ``invoice`` charged at once (``None`` when nothing was)."""
+    add-on's lines) and the ``invoice`` charged at once (``None`` when nothing was); a pay-first
+    attachment: the ``pending`` association, the subscription unchanged and ``checkout_session``."""
 
     association: AddonAssociation
     subscription: Subscription
     invoice: Invoice | None
+    checkout_session: CheckoutSession | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The reference's ``AddAddonToSubscriptionResponse``: the association's fields, and
-        ``invoice`` when one was issued."""
+        ``invoice`` when one was issued, ``checkout_session`` when it waits for a payment."""
         data = self.association.to_dict()
         if self.invoice is not None:
             data["invoice"] = self.invoice.to_dict()
+        if self.checkout_session is not None:
+            data["checkout_session"] = self.checkout_session.to_dict()
         return data
 
 
@@ -280,10 +288,20 @@ def _start(data: AddonAttachment, sub: Subscription, ctx: Context, field: str, *
 
 
 def _attach(
-    uow: UnitOfWork, ctx: Context, sub: Subscription, data: AddonAttachment, prefix: str, *, new: bool
+    uow: UnitOfWork,
+    ctx: Context,
+    sub: Subscription,
+    data: AddonAttachment,
+    prefix: str,
+    *,
+    new: bool,
+    pending: AddonAssociation | None = None,
+    hold: bool = False,
 ) -> tuple[Subscription, AddonAssociation, list[SubscriptionLineItem], list[CreditGrant]]:
     """``data`` attached to ``sub`` (not saved): the subscription with the new lines, the stored
-    association, the new lines and the stored grant copies. Errors name ``prefix`` + field."""
+    association, the new lines and the stored grant copies. Errors name ``prefix`` + field.
+    ``hold``: the association is stored ``pending`` and no grant is copied (a checkout waits for
+    the money); ``pending``: that stored association is activated instead of a new one made."""
     addon = _find_addon(uow, data.addon_id, prefix + "addon_id")
     start = _start(data, sub, ctx, prefix + "start_date", new=new)
     prices = _matching_prices(uow, addon, sub, start, prefix + "addon_id")
@@ -300,12 +318,12 @@ def _attach(
             start, Period(sub.current_period_start, sub.current_period_end), sub.schedule()
         )
     association = AddonAssociation(
-        id=ctx.ids.new("addon_assoc"),
+        id=pending.id if pending is not None else ctx.ids.new("addon_assoc"),
         **ctx.stamp(),
         entity_id=sub.id,
         entity_type=AddonAssociationEntityType.SUBSCRIPTION,
         addon_id=addon.id,
-        addon_status=AddonStatus.ACTIVE,
+        addon_status=AddonStatus.PENDING if hold else AddonStatus.ACTIVE,
         cadence=data.cadence,
         start_date=start,
         metadata=data.metadata,
@@ -327,8 +345,14 @@ def _attach(
             lines = list(override_lines(uow, ctx, lines, data.override_line_items))
     except ValidationError as exc:
         raise prefixed(exc, prefix) from None
-    uow.addon_associations.add(association)
-    grants = _grant_copies(uow, ctx, sub, association)
+    if pending is None:
+        uow.addon_associations.add(association)
+    else:
+        kept = {"created_at": pending.created_at, "created_by": pending.created_by}
+        association = uow.addon_associations.update(
+            association.model_copy(update=kept), expected_version=pending.version
+        )
+    grants = [] if hold else _grant_copies(uow, ctx, sub, association)
     return sub.model_copy(update={"line_items": (*sub.line_items, *lines)}), association, lines, grants
 
 
@@ -348,25 +372,76 @@ def _live_subscription(uow: UnitOfWork, subscription_id: str) -> Subscription:
     return get_live(uow.subscriptions, "subscription", subscription_id)
 
 
-def add_addon(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedAddon:
+@dataclass(frozen=True, slots=True)
+class PendingAddon:
+    """An add-on held for a checkout (:func:`hold_addon`): the ``pending`` association, the
+    subscription as it would be with the add-on's ``lines``, and the charge the attachment makes
+    now (``charged``: the lines charged from ``effective``, those of ``in_full`` whole), empty
+    when the add-on bills from the next period."""
+
+    association: AddonAssociation
+    subscription: Subscription
+    lines: tuple[SubscriptionLineItem, ...]
+    charged: bool
+    effective: datetime
+    in_full: tuple[str, ...]
+
+
+def _charge_now(data: AddonAttachment, sub: Subscription) -> bool:
+    behaviour = data.proration_behavior or sub.proration_behavior
+    charged = data.cadence is AddonCadence.ONETIME or behaviour is ProrationBehavior.CREATE_PRORATIONS
+    return charged and sub.subscription_status is SubscriptionStatus.ACTIVE
+
+
+def _in_full(data: AddonAttachment, lines: Sequence[SubscriptionLineItem]) -> tuple[str, ...]:
+    return tuple(line.id for line in lines) if data.cadence is AddonCadence.ONETIME else ()
+
+
+def _changeable(uow: UnitOfWork, subscription_id: str) -> Subscription:
+    sub = _live_subscription(uow, subscription_id)
+    if sub.subscription_status in _ENDED:
+        raise InvalidOperation(
+            f"subscription {sub.id} is {sub.subscription_status.value}: add-ons cannot be added"
+        )
+    return sub
+
+
+def hold_addon(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> PendingAddon:
+    """Check ``data`` as :func:`add_addon` does and store its association ``pending``; nothing
+    else is written (the subscription keeps its lines, no grant is copied) until
+    :func:`add_addon` activates it (``pending=``). Raises as :func:`add_addon`."""
+    ctx.require(ENTITY, Action.WRITE)
+    sub = _changeable(uow, data.subscription_id)
+    updated, association, lines, _grants = _attach(uow, ctx, sub, data, "", new=False, hold=True)
+    effective = max(association.start_date, sub.current_period_start)
+    return PendingAddon(
+        association, updated, tuple(lines), _charge_now(data, sub), effective, _in_full(data, lines)
+    )
+
+
+def add_addon(
+    uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest, pending: str | None = None
+) -> AddedAddon:
     """Attach an add-on to a live subscription (see the module doc) and charge what falls due now.
+    ``pending``: the id of the association :func:`hold_addon` stored, activated now (its start
+    kept; ``InvalidOperation`` when it is no longer pending, e.g. the subscription was cancelled).
 
     ``NotFound`` for an unknown subscription; ``InvalidOperation`` for a cancelled one;
     ``ValidationError`` naming the field for bad input (nothing written then);
     ``VersionConflict`` when the subscription changed meanwhile.
     """
     ctx.require(ENTITY, Action.WRITE)
-    sub = _live_subscription(uow, data.subscription_id)
-    if sub.subscription_status in _ENDED:
-        raise InvalidOperation(
-            f"subscription {sub.id} is {sub.subscription_status.value}: add-ons cannot be added"
-        )
-    updated, association, lines, grants = _attach(uow, ctx, sub, data, "", new=False)
+    if data.checkout is not None:
+        raise ValidationError("checkout is carried out by checkout_flows.add_addon_checked", field="checkout")
+    sub = _changeable(uow, data.subscription_id)
+    held = uow.addon_associations.get(pending) if pending is not None else None
+    if held is not None:
+        if held.status is not Status.PUBLISHED or held.addon_status is not AddonStatus.PENDING:
+            raise InvalidOperation(f"add-on association {held.id} is not pending: it cannot be activated")
+        data = data.model_copy(update={"start_date": held.start_date})
+    updated, association, lines, grants = _attach(uow, ctx, sub, data, "", new=False, pending=held)
     invoice = None
-    behaviour = data.proration_behavior or sub.proration_behavior
-    charged_now = data.cadence is AddonCadence.ONETIME or behaviour is ProrationBehavior.CREATE_PRORATIONS
-    if charged_now and sub.subscription_status is SubscriptionStatus.ACTIVE:
-        whole = [line.id for line in lines] if data.cadence is AddonCadence.ONETIME else []
+    if _charge_now(data, sub):
         settled = settle_lines(
             uow,
             ctx,
@@ -374,7 +449,7 @@ def add_addon(uow: UnitOfWork, ctx: Context, *, data: AddAddonRequest) -> AddedA
             key=addon_charge_key(association.id),
             effective=max(association.start_date, sub.current_period_start),
             started=lines,
-            in_full=whole,
+            in_full=_in_full(data, lines),
             field="start_date",
         )
         updated, invoice = settled.subscription, settled.invoice

@@ -14,7 +14,8 @@ This version carries out:
   the invoices the change touched in ``changed_resources``.
 * ``type: quantity_change`` (``quantity_change_params``): FIXED lines at new quantities, each
   replaced at the effective date, the difference prorated and settled at once
-  (:mod:`billingkit.services.quantity_changes`).
+  (:mod:`billingkit.services.quantity_changes`); with ``checkout``, only once paid
+  (:func:`billingkit.services.checkout_flows.modify_subscription_checked`).
 * ``type: trial_end`` (``trial_end_params``): a trial ended now or moved
   (:mod:`billingkit.services.trial_end_changes`).
 
@@ -32,12 +33,14 @@ from typing import Any, Self
 from pydantic import model_validator
 
 from billingkit.domain.access import Action
+from billingkit.domain.checkout_sessions import CheckoutSession
 from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import Subscription, SubscriptionStatus
 from billingkit.domain.validation import InputModel, NonEmptyStr, UtcDatetime
 from billingkit.errors import InvalidOperation, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
+from billingkit.services.checkout_requests import CheckoutRequest
 from billingkit.services.context import Context
 from billingkit.services.coupon_associations import CouponRequest, attach_coupons
 from billingkit.services.inheritance_modify import (
@@ -127,12 +130,13 @@ class ExecuteSubscriptionModifyRequest(InputModel):
     """The reference's ``ExecuteSubscriptionModifyRequest``; this version carries out the types
     ``coupon`` (``coupon_params``), ``inheritance`` (``inheritance_params``),
     ``grouped_invoicing`` (``grouped_invoicing_params``), ``quantity_change``
-    (``quantity_change_params``) and ``trial_end`` (``trial_end_params``)."""
+    (``quantity_change_params``, and ``checkout`` to change only once paid) and ``trial_end``
+    (``trial_end_params``)."""
 
     type: SubscriptionModifyType
     coupon_params: SubModifyCouponParams | None = None
     addon_params: dict[str, Any] | None = None
-    checkout: dict[str, Any] | None = None
+    checkout: CheckoutRequest = None
     grouped_invoicing_params: SubModifyGroupedInvoicingParams | None = None
     inheritance_params: SubModifyInheritanceRequest | None = None
     quantity_change_params: SubModifyQuantityChangeRequest | None = None
@@ -148,9 +152,12 @@ class ExecuteSubscriptionModifyRequest(InputModel):
             )
         if getattr(self, wanted) is None:
             raise ValidationError(f"{wanted} is required for type {self.type.value}", field=wanted)
+        if self.checkout is not None and self.type is not SubscriptionModifyType.QUANTITY_CHANGE:
+            raise ValidationError(
+                f"checkout goes with type quantity_change, not {self.type.value}", field="checkout"
+            )
         for name in (
             "addon_params",
-            "checkout",
             "coupon_params",
             "grouped_invoicing_params",
             "inheritance_params",
@@ -167,15 +174,19 @@ class ExecuteSubscriptionModifyRequest(InputModel):
 class SubscriptionModifyResult:
     """The reference's ``SubscriptionModifyResponse``: the subscription after the change (for a
     preview: as it would be) and the other resources it changed (``changed_resources``; none for
-    a coupon change)."""
+    a coupon change); ``checkout_session``: the session a pay-first change waits on (the
+    subscription then unchanged)."""
 
     subscription: Subscription
     changed: ChangedResources | None = field(default=None)
+    checkout_session: CheckoutSession | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"subscription": self.subscription.to_dict()}
         if self.changed is not None:
             data["changed_resources"] = self.changed.to_dict()
+        if self.checkout_session is not None:
+            data["checkout_session"] = self.checkout_session.to_dict()
         return data
 
 
@@ -230,6 +241,10 @@ def modify_subscription(
     included), ``VersionConflict`` when a subscription changed meanwhile. ``renewal_notice``:
     the billing run's, for a subscription that leaves a group and has due work again."""
     ctx.require(ENTITY, Action.WRITE)
+    if data.checkout is not None:
+        raise ValidationError(
+            "checkout is carried out by checkout_flows.modify_subscription_checked", field="checkout"
+        )
     sub = get_live(uow.subscriptions, LABEL, subscription_id)
     if sub.subscription_status is SubscriptionStatus.CANCELLED:
         raise InvalidOperation(f"subscription {sub.id} is cancelled")
@@ -271,9 +286,14 @@ def preview_modify(
     recorded is delivered (no payment provider is called by a modification). The answer shows the
     subscription as it would be and ``changed_resources`` with ``status: preview`` (invoices
     unnumbered). Raises what :func:`modify_subscription` raises (the same checks, the same
-    permission: a preview runs the change)."""
+    permission: a preview runs the change). A ``checkout`` is left aside: the preview shows the
+    change as it will be once paid."""
     result = modify_subscription(
-        uow, ctx, subscription_id=subscription_id, data=data, renewal_notice=renewal_notice
+        uow,
+        ctx,
+        subscription_id=subscription_id,
+        data=data.model_copy(update={"checkout": None}),
+        renewal_notice=renewal_notice,
     )
     uow.rollback()
     ctx.recorded.clear()

@@ -23,7 +23,8 @@ router = APIRouter(tags=["subscriptions"], route_class=WireRoute)
 
 @router.post("/subscriptions/addon")
 def add_subscription_addon(caller: EnvCaller, body: AddAddonRequest) -> AddAddonToSubscriptionResponse:
-    """Attach an add-on; ``invoice`` is the charge made at once, when there is one."""
+    """Attach an add-on; ``invoice`` is the charge made at once, when there is one. With
+    ``checkout``: the association ``pending`` and its ``checkout_session``, activated once paid."""
     return AddAddonToSubscriptionResponse.model_validate(caller.subscriptions.add_addon(body).to_dict())
 
 

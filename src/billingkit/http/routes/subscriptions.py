@@ -89,7 +89,8 @@ def modify_subscription(
     grouped_invoicing`` with ``grouped_invoicing_params`` (children added or removed, listed in
     ``changed_resources``); ``type: quantity_change`` with ``quantity_change_params`` (lines
     replaced at new quantities, the prorated invoice or wallet credit in ``changed_resources``);
-    ``type: trial_end`` with ``trial_end_params``; ``tax`` and ``addon`` are a 400 on ``type``."""
+    ``type: trial_end`` with ``trial_end_params``; ``tax`` and ``addon`` are a 400 on ``type``. A
+    quantity change with ``checkout`` answers ``checkout_session`` and changes nothing until paid."""
     return SubscriptionModifyResponse.model_validate(
         caller.subscriptions.modify(subscription_id, body).to_dict()
     )

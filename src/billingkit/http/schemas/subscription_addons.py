@@ -5,6 +5,7 @@ from __future__ import annotations
 from billingkit.domain.addon_associations import AddonAssociationEntityType, AddonCadence, AddonStatus
 from billingkit.http.schemas.base import EnvironmentRecordResponse, PaginationResponse, Timestamp, WireModel
 from billingkit.http.schemas.billing import InvoiceResponse
+from billingkit.http.schemas.checkout import CheckoutSessionResponse
 
 __all__ = ["AddAddonToSubscriptionResponse", "AddonAssociationResponse", "ListAddonAssociationsResponse"]
 
@@ -29,9 +30,11 @@ class AddonAssociationResponse(EnvironmentRecordResponse):
 
 class AddAddonToSubscriptionResponse(AddonAssociationResponse):
     """``POST /subscriptions/addon``: the new association, and ``invoice`` when the add-on was
-    charged at once (a onetime add-on, or ``create_prorations`` mid-period)."""
+    charged at once (a onetime add-on, or ``create_prorations`` mid-period); with ``checkout``,
+    the ``pending`` association and its ``checkout_session``."""
 
     invoice: InvoiceResponse | None = None
+    checkout_session: CheckoutSessionResponse | None = None
 
 
 class ListAddonAssociationsResponse(WireModel):

@@ -9,6 +9,7 @@ from typing import Literal
 from billingkit import SubscriptionStatus
 from billingkit.http.schemas.base import DecimalString, Timestamp, WireModel
 from billingkit.http.schemas.billing import InvoiceResponse, SubscriptionResponse
+from billingkit.http.schemas.checkout import CheckoutSessionResponse
 from billingkit.http.schemas.wallets import WalletTransactionResponse
 
 __all__ = [
@@ -60,7 +61,9 @@ class ChangedResourcesResponse(WireModel):
 
 
 class SubscriptionModifyResponse(WireModel):
-    """The subscription after the change; ``changed_resources`` for every type but ``coupon``."""
+    """The subscription after the change; ``changed_resources`` for every type but ``coupon``;
+    ``checkout_session`` for a quantity change made with ``checkout`` (then nothing changed yet)."""
 
     subscription: SubscriptionResponse
     changed_resources: ChangedResourcesResponse | None = None
+    checkout_session: CheckoutSessionResponse | None = None
