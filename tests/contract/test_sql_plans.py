@@ -78,5 +78,9 @@ def test_reads_and_writes_by_id_use_the_primary_key_without_statistics(pg: SqlSt
         # The guards still hold: another scope's view changes nothing.
         other = uow.for_scope(tenant_id, "env_other").webhook_deliveries
         assert other.find_many(d.id for d in few) == []
-        changed = uow.webhook_deliveries.find_many([deliveries[0].id, deliveries[3].id])
-        assert [(d.next_attempt_at, d.attempt_count) for d in changed] == [(later, 0), (T0, 1)]
+        changed = {d.id: d for d in uow.webhook_deliveries.find_many([deliveries[0].id, deliveries[3].id])}
+        assert (changed[deliveries[0].id].next_attempt_at, changed[deliveries[0].id].attempt_count) == (
+            later,
+            0,
+        )
+        assert (changed[deliveries[3].id].next_attempt_at, changed[deliveries[3].id].attempt_count) == (T0, 1)
