@@ -45,6 +45,7 @@ __all__ = [
     "RowDecoder",
     "RowEncoder",
     "column_decoder",
+    "guard",
     "placeholder",
     "row_decoder",
     "row_encoder",
@@ -107,6 +108,7 @@ class RowEncoder:
     def __init__(self, model: type[Record], table: Table, dialect: Dialect) -> None:
         self._mark = placeholder(dialect)
         self._quote = dialect.identifier_preparer.quote
+        self._dialect = dialect
         self.table = table
         self.columns = _column_names(table)
         self._encode = {c.name: _value_encoder(model, c, dialect) for c in table.columns}
@@ -141,12 +143,16 @@ class RowEncoder:
 
     def update_sql(self, columns: tuple[str, ...], where: tuple[str, ...]) -> str:
         """``UPDATE ... SET <columns> WHERE <where, each equal>``: parameters are the new values
-        of ``columns`` then the values ``where`` compares with."""
+        of ``columns`` then the values ``where`` compares with. The first of ``where`` is the
+        row's key (``id``), the others guard it (scope, version, state; see :func:`guard`)."""
         key = ("update", *columns, "|", *where)
         sql = self._statements.get(key)
         if sql is None:
             sets = ", ".join(f"{self._quote(name)} = {self._mark}" for name in columns)
-            tests = " AND ".join(f"{self._quote(name)} = {self._mark}" for name in where)
+            tests = " AND ".join(
+                f"{self._quote(name)} = {self._mark}" if n == 0 else guard(self._dialect, name, self._mark)
+                for n, name in enumerate(where)
+            )
             sql = self._statements[key] = f"UPDATE {self._quote(self.table.name)} SET {sets} WHERE {tests}"
         return sql
 
@@ -248,6 +254,22 @@ def column_decoder(table: Table, dialect: Dialect, columns: tuple[str, ...]) -> 
     if decoder is None:
         decoder = table.info[key] = ColumnDecoder(table, dialect, columns)
     return decoder
+
+
+def guard(dialect: Dialect, column: str, mark: str = "{}") -> str:
+    """``column`` equal to the parameter ``mark``, as a guard on a row found by its primary key
+    (its scope, version or state), which no index may serve.
+
+    On PostgreSQL it is ``IS NOT DISTINCT FROM``, the same test for the non-null values a guard
+    compares: the planner then finds the row by its primary key whatever the table's statistics
+    say. With ``=`` and no statistics (rows added since the table was last analyzed, as after a
+    burst of work on a new database) it took a scope index as cheap and read the whole scope for
+    every row: 0.4 ms per row updated at 3,000 rows, growing with the table (issue 17). SQLite's
+    planner prefers the primary key by itself."""
+    quoted = dialect.identifier_preparer.quote(column)
+    if dialect.name == "postgresql":
+        return f"{quoted} IS NOT DISTINCT FROM {mark}"
+    return f"{quoted} = {mark}"
 
 
 def placeholder(dialect: Dialect) -> str:

@@ -30,7 +30,7 @@ from billingkit.domain.queries import Filter, Op, Sort
 from billingkit.errors import ValidationError
 from billingkit.storage.records import plain_value
 from billingkit.storage.sql.json_props import json_path
-from billingkit.storage.sql.mapping import RowEncoder
+from billingkit.storage.sql.mapping import RowEncoder, guard
 from billingkit.storage.sql.types import ExactDecimal
 
 __all__ = ["Conditions", "order_by"]
@@ -55,6 +55,12 @@ class Conditions:
     def equal(self, column: str, value: Any) -> None:
         """``column = value`` (a scope column, ``status``), ``value`` already in stored form."""
         self.parts.append(f"{self.quote(column)} = {{}}")
+        self.params.append(value)
+
+    def guard(self, column: str, value: Any) -> None:
+        """``column = value`` as a guard on rows found by their primary key (see
+        :func:`~billingkit.storage.sql.mapping.guard`), ``value`` already in stored form."""
+        self.parts.append(guard(self._dialect, column))
         self.params.append(value)
 
     def column(self, name: str, params: list[Any], *, ordered: bool = False) -> str:

@@ -105,8 +105,11 @@ class SqlRepository(Generic[T]):
         wanted = sorted({id for id in ids if not unstorable_text(id)})
         found: builtins.list[T] = []
         for start in range(0, len(wanted), _IDS_PER_STATEMENT):
-            conditions = self._conditions()
+            # Found by primary key, the scope a guard (Conditions.guard: no scope index is used).
+            conditions = Conditions(self._table, self._conn.dialect, self._encoder())
             conditions.add(Filter("id", Op.IN, wanted[start : start + _IDS_PER_STATEMENT]))
+            for column, value in self._scope_values().items():
+                conditions.guard(column, value)
             found += self._select(conditions)
         return found
 
