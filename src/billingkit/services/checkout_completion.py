@@ -168,15 +168,16 @@ def _entity(payload: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _session_of(uow: UnitOfWork, link: dict[str, Any], payment: dict[str, Any]) -> CheckoutSession | None:
     """The session a Razorpay event is about: named in the notes of its link or payment, or by the
-    link's id."""
+    link's id (a payment link's, or the registration link's invoice id a mandate's payment names)."""
     for entity in (link, payment):
         notes = entity.get("notes")
         if isinstance(notes, dict) and isinstance(notes.get(SESSION_NOTE), str):
             found = uow.checkout_sessions.find(notes[SESSION_NOTE])
             if found is not None and found.payment_provider == RAZORPAY:
                 return found
-    if isinstance(link.get("id"), str):
-        return uow.checkout_sessions.find_one(provider_session_id=link["id"], payment_provider=RAZORPAY)
+    for provider_id in (link.get("id"), payment.get("invoice_id")):
+        if isinstance(provider_id, str) and provider_id:
+            return uow.checkout_sessions.find_one(provider_session_id=provider_id, payment_provider=RAZORPAY)
     return None
 
 
