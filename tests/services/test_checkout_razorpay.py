@@ -341,6 +341,13 @@ def test_the_mandates_payment_captured_applies_once_and_a_bad_signature_is_ignor
     done = w.s.checkout.get(session.id)
     assert (done.checkout_status, done.checkout_payment_id) == (CheckoutStatus.COMPLETED, session.payment_id)
     assert done.provider_result["provider_payment_intent_id"] == payment["id"]
+    assert done.provider_result["provider_metadata"] == {
+        "mandate_method": "card",
+        "max_mandate_limit": "30.00",
+        "event_id": done.provider_result["provider_metadata"]["event_id"],
+        "token_id": payment["token_id"],
+        "razorpay_customer_id": payment["customer_id"],
+    }
     assert (
         w.s.subscriptions.get(session.subscription_id or "").subscription_status is SubscriptionStatus.ACTIVE
     )
