@@ -319,10 +319,7 @@ class RazorpayFake:
         return dict(self._new_order(amount, currency, receipt, checked_notes(body)))
 
     def _list_orders(self, *, query: dict[str, str], body: Any) -> Entity:
-        items = [
-            o for o in self.orders.values() if "receipt" not in query or o["receipt"] == query["receipt"]
-        ]
-        return collection(items, query)
+        return _by_receipt(self.orders, query)
 
     def _get_order(self, order_id: str, *, query: dict[str, str], body: Any) -> Entity:
         return dict(self._entity(self.orders, order_id))
@@ -444,10 +441,7 @@ class RazorpayFake:
         return dict(invoice)
 
     def _list_invoices(self, *, query: dict[str, str], body: Any) -> Entity:
-        items = [
-            i for i in self.invoices.values() if "receipt" not in query or i["receipt"] == query["receipt"]
-        ]
-        return collection(items, query)
+        return _by_receipt(self.invoices, query)
 
     def _get_invoice(self, invoice_id: str, *, query: dict[str, str], body: Any) -> Entity:
         return dict(self._entity(self.invoices, invoice_id))
@@ -581,6 +575,12 @@ _ROUTES: list[tuple[str, str, Callable[..., Entity]]] = [
     ("GET", "/v1/invoices", RazorpayFake._list_invoices),
     ("GET", f"/v1/invoices/{_ID}", RazorpayFake._get_invoice),
 ]
+
+
+def _by_receipt(table: dict[str, Entity], query: dict[str, str]) -> Entity:
+    """A page of ``table``'s entities, those with the query's ``receipt`` when it names one."""
+    items = [e for e in table.values() if "receipt" not in query or e["receipt"] == query["receipt"]]
+    return collection(items, query)
 
 
 def _take(rules: list[Any], method: str, path: str) -> Any:
