@@ -63,6 +63,7 @@ __all__ = [
     "CounterStore",
     "EventStore",
     "Ledger",
+    "MandateProvider",
     "PaymentProvider",
     "Repositories",
     "Repository",
@@ -384,6 +385,19 @@ class WebhookVerifier(Protocol):
 
     def verify_webhook(self, body: bytes, signature: str) -> bool:
         """Whether ``signature`` (the provider's signature header) signs the raw ``body``."""
+        ...
+
+
+@runtime_checkable
+class MandateProvider(Protocol):
+    """A payment provider that opens a link where the customer pays once and registers a
+    recurring-payment mandate for later automatic charges (Razorpay's registration link)."""
+
+    def create_mandate_link(
+        self, request: PaymentRequest, *, max_amount: Decimal, method: str
+    ) -> ProviderPayment:
+        """Open the link for ``request.amount``, authorising later charges of at most
+        ``max_amount`` through ``method`` (the provider's own word: ``card``, ``upi``...)."""
         ...
 
 

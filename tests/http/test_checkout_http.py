@@ -211,6 +211,36 @@ def test_razorpays_webhook_always_answers_200_and_applies_only_signed_events(
     assert repeated.status_code == 200 and repeated.json()["status"].startswith("ignored")
 
 
+def test_a_razorpay_mandate_is_opened_over_http_and_completed_by_its_payment_captured(
+    razorpay: tuple[TestClient, RazorpayFake], setup: BootstrapResult, test_key: dict[str, str], plan_id: str
+) -> None:
+    client, fake = razorpay
+    mandate = {"collection_method": "charge_automatically", "payment_method": "UPI"}
+    too_low = session_body(
+        plan_id, payment_provider="razorpay", payment_provider_config={**mandate, "max_mandate_limit": "1"}
+    )
+    refused = client.post("/v1/checkout/sessions", json=too_low, headers=test_key)
+    assert (refused.status_code, refused.json()["http_status_code"]) == (400, 400)
+    assert "max_mandate_limit" in refused.json()["message"] and fake.invoices == {}
+
+    body = session_body(plan_id, payment_provider="razorpay", payment_provider_config=mandate)
+    created = client.post("/v1/checkout/sessions", json=body, headers=test_key)
+    assert created.status_code == 201, created.text
+    session = created.json()
+    (invoice,) = fake.invoices.values()
+    assert (session["checkout_status"], session["payment_action"]) == (
+        "pending",
+        {"type": "checkout_url", "url": invoice["short_url"]},
+    )
+    payment = fake.authorise_mandate(invoice["id"])
+    hook = fake.webhook("payment.captured", payment["id"])
+    path = f"/v1/webhooks/razorpay/{setup.tenant.id}/{setup.environments[0][0].id}"
+    applied = client.post(path, content=hook.body, headers=hook.headers)
+    assert (applied.status_code, applied.json()) == (200, {"status": "applied"})
+    done = client.get(f"/v1/checkout/sessions/{session['id']}", headers=test_key).json()
+    assert done["checkout_status"] == "completed"
+
+
 def test_a_top_up_with_checkout_answers_its_session_and_lands_once_paid(
     client: TestClient, test_key: dict[str, str], plan_id: str
 ) -> None:

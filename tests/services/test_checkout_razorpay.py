@@ -1,7 +1,9 @@
 """Checkout sessions paid through Razorpay, on every store, against the local Razorpay fake (its
 documented request and answer bodies, its signed webhooks): the payment link asked for, a webhook
 with a bad signature ignored, a good one applied once even when delivered twice at the same
-time, links that end unpaid, and a link that expires before the session.
+time, links that end unpaid, and a link that expires before the session; then
+``collection_method: charge_automatically``: the registration link (mandate) asked for, nothing
+active before its ``payment.captured``, applied once, limits refused before anything is written.
 
 The clock starts at 2026-05-01 09:30 UTC; the first invoice is 30.00 usd.
 """
@@ -25,7 +27,7 @@ from billingkit.domain.resources import Status
 from billingkit.domain.subscriptions import SubscriptionStatus
 from billingkit.providers import RazorpayPaymentProvider
 from billingkit.services.access import BootstrapResult
-from billingkit.testing.razorpay_fake import RazorpayFake
+from billingkit.testing.razorpay_fake import RazorpayFake, RazorpayWebhook
 from tests.checkout_world import checkout_plan, subscription_params
 
 NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
@@ -47,6 +49,33 @@ class World:
             payment_provider="razorpay",
             **fields,
         )
+
+    def deliver_twice_at_once(self, hook: RazorpayWebhook) -> list[str]:
+        """Deliver ``hook`` from two threads at the same time; what each delivery answered."""
+        start = threading.Barrier(2)
+        answers: list[str] = []
+        errors: list[BaseException] = []
+
+        def deliver() -> None:
+            start.wait()
+            try:
+                answers.append(
+                    self.s.checkout.razorpay_webhook(
+                        hook.body,
+                        signature=hook.headers["X-Razorpay-Signature"],
+                        event_id=hook.headers["X-Razorpay-Event-Id"],
+                    )
+                )
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=deliver) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert errors == []
+        return answers
 
     def deliver(self, event: str, entity_id: str, *, signature: str | None = None) -> str:
         hook = self.fake.webhook(event, entity_id)
@@ -141,30 +170,8 @@ def test_the_same_webhook_delivered_twice_at_once_is_applied_once(w: World) -> N
     link_id = session.provider_result["provider_session_id"]
     w.fake.pay_link(link_id)
     hook = w.fake.webhook("payment_link.paid", link_id)
-    start = threading.Barrier(2)
-    answers: list[str] = []
-    errors: list[BaseException] = []
+    answers = w.deliver_twice_at_once(hook)
 
-    def deliver() -> None:
-        start.wait()
-        try:
-            answers.append(
-                w.s.checkout.razorpay_webhook(
-                    hook.body,
-                    signature=hook.headers["X-Razorpay-Signature"],
-                    event_id=hook.headers["X-Razorpay-Event-Id"],
-                )
-            )
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=deliver) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert errors == []
     assert sorted(answers) == ["applied", f"ignored: checkout session {session.id} is completed"]
     assert len(w.s.notifications.list(event_type="checkout.session.completed").items) == 1
     assert len(w.s.notifications.list(event_type="subscription.activated").items) == 1
@@ -236,10 +243,159 @@ def test_a_link_that_expires_before_the_session_moves_its_expiry(
     assert w.s.checkout.get(session.id).checkout_status is CheckoutStatus.EXPIRED
 
 
-def test_a_mandate_for_automatic_charges_is_refused_before_anything_is_written(w: World) -> None:
+# -- charge_automatically: a mandate ---------------------------------------------------------------
+AUTH_LINKS = ("POST", "/v1/subscription_registration/auth_links")
+
+
+def _mandate(w: World, **config: Any) -> CheckoutSession:
+    return w.open(
+        payment_provider_config={"collection_method": "charge_automatically", **config},
+        success_url="https://shop.test/ok",
+    )
+
+
+def _registrations(fake: RazorpayFake) -> list[Any]:
+    return [r.body for r in fake.requests if (r.method, r.path) == AUTH_LINKS]
+
+
+def test_the_session_opens_a_registration_link_with_razorpays_documented_body(w: World) -> None:
+    session = _mandate(w, payment_method="CARD", max_mandate_limit="100")
+
+    (body,) = _registrations(w.fake)
+    assert {k: v for k, v in body.items() if k != "notes"} == {
+        "type": "link",
+        "amount": 3000,
+        "currency": "USD",
+        "description": f"subscription to plan {w.plan_id}",
+        "subscription_registration": {"method": "card", "max_amount": 10000},
+        "receipt": f"checkout_{session.id}",
+        "expire_by": int(session.expires_at.timestamp()),
+        "sms_notify": False,
+        "email_notify": False,
+        "customer": {"name": "Ada"},
+    }
+    assert body["notes"]["checkout_session_id"] == session.id
+    assert "name" not in body["notes"]
+    (invoice,) = w.fake.invoices.values()
+    assert session.checkout_status is CheckoutStatus.PENDING
+    assert session.payment_action == {"type": "checkout_url", "url": invoice["short_url"]}
+    assert session.provider_result["provider_session_id"] == invoice["id"]
+    assert session.provider_result["provider_metadata"] == {
+        "mandate_method": "card",
+        "max_mandate_limit": "100",
+    }
+    # No one-off payment link: the mandate is the only place to pay.
+    assert not [r for r in w.fake.requests if r.path.startswith("/v1/payment_links")]
+
+
+def test_nothing_is_active_before_the_webhook(w: World) -> None:
+    session = _mandate(w)
+    w.fake.authorise_mandate(session.provider_result["provider_session_id"])
+    # The customer paid at Razorpay, but billingkit has heard nothing yet.
+    assert w.s.checkout.get(session.id).checkout_status is CheckoutStatus.PENDING
+    assert (
+        w.s.subscriptions.get(session.subscription_id or "").subscription_status is SubscriptionStatus.DRAFT
+    )
+    assert w.s.payments.get(session.payment_id or "").payment_status is PaymentStatus.INITIATED
+    # The limit defaults to the first payment.
+    (body,) = _registrations(w.fake)
+    assert body["subscription_registration"] == {"method": "card", "max_amount": 3000}
+
+
+@pytest.mark.parametrize(("asked", "registered"), [("20000", 1_500_000), (None, 3000)])
+def test_a_upi_mandate_is_capped(w: World, asked: str | None, registered: int) -> None:
+    config = {"payment_method": "UPI"} | ({"max_mandate_limit": asked} if asked else {})
+    _mandate(w, **config)
+    (body,) = _registrations(w.fake)
+    assert body["subscription_registration"] == {"method": "upi", "max_amount": registered}
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"max_mandate_limit": "29.99"}, "payment_provider_config.max_mandate_limit"),
+        ({"payment_method": "PAYMENT_LINK"}, "payment_provider_config.payment_method"),
+    ],
+)
+def test_a_mandate_that_cannot_hold_the_first_payment_is_refused_before_anything_is_written(
+    w: World, config: dict[str, str], field: str
+) -> None:
     with pytest.raises(ValidationError) as caught:
-        w.open(
-            payment_provider_config={"collection_method": "charge_automatically", "payment_method": "CARD"}
-        )
-    assert caught.value.field == "payment_provider_config.collection_method"
-    assert w.s.subscriptions.list().items == [] and w.fake.requests == []
+        _mandate(w, **config)
+    assert caught.value.field == field
+    assert w.s.subscriptions.list().items == []
+    assert _registrations(w.fake) == []
+
+
+def test_the_mandates_payment_captured_applies_once_and_a_bad_signature_is_ignored(w: World) -> None:
+    session = _mandate(w)
+    payment = w.fake.authorise_mandate(session.provider_result["provider_session_id"])
+    assert payment["token_id"].startswith("token_") and payment["invoice_id"] == session.provider_session_id
+
+    assert w.deliver("payment.captured", payment["id"], signature="f" * 64) == (
+        "ignored: the signature does not match"
+    )
+    assert w.s.checkout.get(session.id).checkout_status is CheckoutStatus.PENDING
+
+    assert w.deliver("payment.captured", payment["id"]) == "applied"
+    done = w.s.checkout.get(session.id)
+    assert (done.checkout_status, done.checkout_payment_id) == (CheckoutStatus.COMPLETED, session.payment_id)
+    assert done.provider_result["provider_payment_intent_id"] == payment["id"]
+    assert done.provider_result["provider_metadata"] == {
+        "mandate_method": "card",
+        "max_mandate_limit": "30.00",
+        "event_id": done.provider_result["provider_metadata"]["event_id"],
+        "token_id": payment["token_id"],
+        "razorpay_customer_id": payment["customer_id"],
+    }
+    assert (
+        w.s.subscriptions.get(session.subscription_id or "").subscription_status is SubscriptionStatus.ACTIVE
+    )
+    paid = w.s.payments.get(session.payment_id or "")
+    assert (paid.payment_status, [a.gateway_attempt_id for a in paid.attempts]) == (
+        PaymentStatus.SUCCEEDED,
+        [payment["id"]],
+    )
+    assert (
+        w.deliver("payment.captured", payment["id"]) == f"ignored: checkout session {session.id} is completed"
+    )
+    assert len(w.s.notifications.list(event_type="checkout.session.completed").items) == 1
+
+
+def test_a_payment_without_notes_is_found_by_its_registration_link(w: World) -> None:
+    session = _mandate(w)
+    payment = w.fake.authorise_mandate(session.provider_result["provider_session_id"])
+    w.fake.payments[payment["id"]]["notes"] = []  # Razorpay answers empty notes as []
+    assert w.deliver("payment.captured", payment["id"]) == "applied"
+    assert w.s.checkout.get(session.id).checkout_status is CheckoutStatus.COMPLETED
+
+
+def test_the_mandates_webhook_delivered_twice_at_once_is_applied_once(w: World) -> None:
+    session = _mandate(w)
+    payment = w.fake.authorise_mandate(session.provider_result["provider_session_id"])
+    hook = w.fake.webhook("payment.captured", payment["id"])
+    answers = w.deliver_twice_at_once(hook)
+
+    assert sorted(answers) == ["applied", f"ignored: checkout session {session.id} is completed"]
+    assert len(w.s.notifications.list(event_type="subscription.activated").items) == 1
+    invoice = w.s.invoices.get(session.invoice_id or "")
+    assert (invoice.amount_paid, invoice.payment_status) == (Decimal("30.00"), PaymentStatus.SUCCEEDED)
+    assert len(w.s.payments.get(session.payment_id or "").attempts) == 1
+
+
+def test_a_retried_registration_link_is_found_not_made_twice(fake: RazorpayFake) -> None:
+    provider = fake.provider()
+    request = PaymentRequest(
+        idempotency_key="checkout_cs_1",
+        amount=Decimal("30"),
+        currency="usd",
+        customer_id="cus_1",
+        description="plan",
+        metadata={"name": "Ada", "checkout_session_id": "cs_1"},
+        expires_at=NOW,
+    )
+    first = provider.create_mandate_link(request, max_amount=Decimal("50"), method="card")
+    again = provider.create_mandate_link(request, max_amount=Decimal("50"), method="card")
+    assert (again.provider_payment_id, again.checkout_url) == (first.provider_payment_id, first.checkout_url)
+    assert len(_registrations(fake)) == 1
+    assert provider.get_payment(first.provider_payment_id).status.value == "pending"

@@ -11,6 +11,12 @@ How a :class:`~billingkit.domain.gateways.PaymentRequest` becomes Razorpay calls
 - without one: a payment link (``POST /v1/payment_links``, ``reference_id`` = the idempotency
   reference); the answer is ``pending`` with ``checkout_url`` = the link's ``short_url``, and the
   provider payment id is the link's ``plink_...`` id.
+- :meth:`RazorpayPaymentProvider.create_mandate_link`: a registration link
+  (``POST /v1/subscription_registration/auth_links``, ``type: "link"``, ``receipt`` = the
+  idempotency reference): the customer pays the amount and registers a recurring-payment mandate
+  (``subscription_registration.method`` and ``max_amount``) in one go; the provider payment id is
+  the link's invoice id (``inv_...``), ``checkout_url`` its ``short_url``. Looked up first with
+  ``GET /v1/invoices?receipt=``.
 
 Razorpay takes no idempotency header on these calls, so the key travels in the request: the
 reference (the key itself when it fits Razorpay's 40 characters, else ``bk_`` and 37 hex digits of
@@ -32,6 +38,7 @@ import os
 import urllib.parse
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from billingkit.domain.gateways import (
@@ -79,6 +86,8 @@ LINK_STATUSES = {
     "paid": SUCCEEDED,
     "expired": FAILED,
     "cancelled": FAILED,
+    # A registration link is an invoice: issued, then paid (or expired, cancelled).
+    "issued": PENDING,
 }
 REFUND_STATUSES = {"pending": PENDING, "processed": SUCCEEDED, "failed": FAILED}
 
@@ -200,9 +209,12 @@ class RazorpayPaymentProvider:
         return self._charge_token(request, request.payment_method_id, units, reference, notes, order)
 
     def get_payment(self, provider_payment_id: str) -> ProviderPayment:
-        """The payment (``pay_...``) or payment link (``plink_...``) as Razorpay has it now."""
+        """The payment (``pay_...``), payment link (``plink_...``) or registration link (``inv_...``)
+        as Razorpay has it now."""
         if provider_payment_id.startswith("plink_"):
             return _from_link(self.api.get(f"payment_links/{_segment(provider_payment_id)}"))
+        if provider_payment_id.startswith("inv_"):
+            return _from_link(self.api.get(f"invoices/{_segment(provider_payment_id)}"))
         return _from_payment(self.api.get(f"payments/{_segment(provider_payment_id)}"))
 
     def _charge_token(
@@ -243,6 +255,64 @@ class RazorpayPaymentProvider:
         body.update({key: metadata[key] for key in ("email", "contact") if key in metadata})
         created = self.api.post("payments/create/recurring", body)
         return _from_payment(self.api.get(f"payments/{_segment(created['razorpay_payment_id'])}"))
+
+    def create_mandate_link(
+        self, request: PaymentRequest, *, max_amount: Decimal, method: str
+    ) -> ProviderPayment:
+        """Open a registration link: the customer pays ``request.amount`` and authorises later
+        charges of at most ``max_amount`` through ``method`` (``card``, ``upi``, ``emandate``,
+        ``nach``); expiring at ``request.expires_at``. ``request.metadata`` keys ``name``,
+        ``email`` and ``contact`` fill the link's ``customer``. Idempotent on the request's key."""
+        currency = request.currency.upper()
+        units = to_minor_units(request.amount, request.currency)
+        limit = to_minor_units(max_amount, request.currency)
+        if limit < units:
+            raise ValidationError(
+                f"the mandate's max amount {max_amount} is below the first payment {request.amount}",
+                field="max_mandate_limit",
+            )
+        reference = idempotency_reference(request.idempotency_key)
+        fingerprint = _fingerprint(
+            "mandate",
+            str(request.amount.normalize()),
+            str(max_amount.normalize()),
+            method,
+            request.currency.lower(),
+            request.customer_id,
+            request.description,
+            sorted(request.metadata.items()),
+        )
+        notes = _notes(
+            {k: v for k, v in request.metadata.items() if k != "name"}, request.idempotency_key, fingerprint
+        )
+        found = self._known(
+            self.api.get("invoices", {"receipt": reference}).get("items") or [],
+            "receipt",
+            reference,
+            notes,
+            "mandate",
+        )
+        if found is not None:
+            return _from_link(found)
+        customer = {
+            key: request.metadata[key] for key in ("name", "email", "contact") if key in request.metadata
+        }
+        body: dict[str, Any] = {
+            "type": "link",
+            "amount": units,
+            "currency": currency,
+            "description": request.description or "recurring payment registration",
+            "subscription_registration": {"method": method, "max_amount": limit},
+            "receipt": reference,
+            "sms_notify": False,
+            "email_notify": False,
+            "notes": notes,
+        }
+        if customer:
+            body["customer"] = customer
+        if request.expires_at is not None:
+            body["expire_by"] = int(request.expires_at.timestamp())
+        return _from_link(self.api.post("subscription_registration/auth_links", body))
 
     def _find_link(self, reference: str, notes: Mapping[str, str]) -> dict[str, Any] | None:
         links = self.api.get("payment_links", {"reference_id": reference}).get("payment_links") or []

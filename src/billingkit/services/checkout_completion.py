@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from billingkit.domain.access import Action
@@ -56,6 +56,9 @@ Apply = Callable[[UnitOfWork, Context, CheckoutSession, str | None], dict[str, A
 #: Undoes what a session prepared when it ends unpaid (the reason).
 Cleanup = Callable[[UnitOfWork, Context, CheckoutSession, str], None]
 
+#: What a mandate's captured payment tells (kept on the session) -> the payment entity's field.
+MANDATE_FIELDS = {"token_id": "token_id", "razorpay_customer_id": "customer_id"}
+
 #: Each action's apply step and cleanup.
 ACTIONS: dict[CheckoutAction, tuple[Apply, Cleanup]] = {
     CheckoutAction.CREATE_SUBSCRIPTION: (apply_created_subscription, cleanup_subscription),
@@ -65,9 +68,14 @@ ACTIONS: dict[CheckoutAction, tuple[Apply, Cleanup]] = {
 }
 
 
-def _with_event(session: CheckoutSession, event_id: str | None, payment_id: str | None) -> dict[str, Any]:
+def _with_event(
+    session: CheckoutSession,
+    event_id: str | None,
+    payment_id: str | None,
+    found: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     result = dict(session.provider_result)
-    metadata = dict(result.get("provider_metadata") or {})
+    metadata = {**(result.get("provider_metadata") or {}), **(found or {})}
     if event_id:
         metadata["event_id"] = event_id
     result["provider_metadata"] = metadata
@@ -83,9 +91,11 @@ def complete_session(
     *,
     provider_payment_id: str | None,
     event_id: str | None = None,
+    found: Mapping[str, str] | None = None,
 ) -> CheckoutSession:
     """Apply ``session``'s action and claim ``completed`` (see the module doc); a session that has
-    already ended is answered as it stands (nothing applied again)."""
+    already ended is answered as it stands (nothing applied again). ``found`` is what the
+    provider's confirmation told (a mandate's token), kept in ``provider_result.provider_metadata``."""
     if not session.is_open:
         return session
     apply, _cleanup = ACTIONS[session.action]
@@ -96,7 +106,7 @@ def complete_session(
         result=result,
         checkout_invoice_id=session.invoice_id,
         checkout_payment_id=session.payment_id,
-        provider_result=_with_event(session, event_id, provider_payment_id),
+        provider_result=_with_event(session, event_id, provider_payment_id, found),
         **ctx.touch(),
     )
     saved = uow.checkout_sessions.update(completed, expected_version=session.version)
@@ -168,15 +178,16 @@ def _entity(payload: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _session_of(uow: UnitOfWork, link: dict[str, Any], payment: dict[str, Any]) -> CheckoutSession | None:
     """The session a Razorpay event is about: named in the notes of its link or payment, or by the
-    link's id."""
+    link's id (a payment link's, or the registration link's invoice id a mandate's payment names)."""
     for entity in (link, payment):
         notes = entity.get("notes")
         if isinstance(notes, dict) and isinstance(notes.get(SESSION_NOTE), str):
             found = uow.checkout_sessions.find(notes[SESSION_NOTE])
             if found is not None and found.payment_provider == RAZORPAY:
                 return found
-    if isinstance(link.get("id"), str):
-        return uow.checkout_sessions.find_one(provider_session_id=link["id"], payment_provider=RAZORPAY)
+    for provider_id in (link.get("id"), payment.get("invoice_id")):
+        if isinstance(provider_id, str) and provider_id:
+            return uow.checkout_sessions.find_one(provider_session_id=provider_id, payment_provider=RAZORPAY)
     return None
 
 
@@ -213,7 +224,10 @@ def receive_razorpay_webhook(
         return f"ignored: checkout session {session.id} is {session.checkout_status.value}"
     if name in PAID_EVENTS:
         paid_id = payment.get("id") or link.get("id")
-        complete_session(uow, ctx, session, provider_payment_id=str(paid_id), event_id=event_id)
+        # A mandate's payment names the token later charges use, and the Razorpay customer owning it.
+        token = {key: str(payment[name]) for key, name in MANDATE_FIELDS.items() if payment.get(name)}
+        found = token if "token_id" in token else None
+        complete_session(uow, ctx, session, provider_payment_id=str(paid_id), event_id=event_id, found=found)
         return "applied"
     if name in UNPAID_EVENTS:
         fail_session(uow, ctx, session, f"payment link {UNPAID_EVENTS[name]}", event_id=event_id)

@@ -34,6 +34,7 @@ from billingkit.domain.checkout_sessions import (
     default_lifetime,
     session_expiry,
 )
+from billingkit.domain.customers import Customer
 from billingkit.domain.queries import Filter, ListQuery, Op, Sort
 from billingkit.domain.subscriptions import CollectionMethod
 from billingkit.domain.validation import InputModel, Key
@@ -41,7 +42,12 @@ from billingkit.errors import AlreadyExists, NotFound, ValidationError
 from billingkit.ports import UnitOfWork
 from billingkit.services import notifications
 from billingkit.services.checkout_completion import fail_session
-from billingkit.services.checkout_providers import checkout_provider, default_provider, start_payment
+from billingkit.services.checkout_providers import (
+    checkout_provider,
+    default_provider,
+    mandate_terms,
+    start_payment,
+)
 from billingkit.services.checkout_requests import CheckoutParams
 from billingkit.services.checkout_subscriptions import (
     CreateSubscriptionParams,
@@ -113,6 +119,14 @@ def _check_wallet(uow: UnitOfWork, wallet_id: str | None) -> None:
         )
 
 
+def _payer(customer: Customer | None) -> dict[str, str]:
+    """What a provider may ask about the payer: name, email and contact, where known."""
+    if customer is None:
+        return {}
+    known = {"name": customer.name, "email": customer.email, "contact": customer.contact}
+    return {key: value for key, value in known.items() if value}
+
+
 def open_session(
     uow: UnitOfWork,
     ctx: Context,
@@ -133,16 +147,6 @@ def open_session(
     name = params.payment_provider or default_provider(uow, ctx)
     provider = checkout_provider(uow, ctx, name)
     config = params.payment_provider_config
-    if (
-        provider is not None
-        and config is not None
-        and config.collection_method is CollectionMethod.CHARGE_AUTOMATICALLY
-    ):
-        raise ValidationError(
-            f"{name} checkout takes a payment link (collection_method send_invoice); registering a "
-            "recurring-payment mandate (charge_automatically) is not supported by this version",
-            field="payment_provider_config.collection_method",
-        )
     if params.expires_at is not None and params.expires_at <= ctx.now:
         raise ValidationError("expires_at must be in the future", field="expires_at")
     expires_at = params.expires_at or ctx.now + default_lifetime(name)
@@ -179,13 +183,17 @@ def open_session(
         _check_key(uow, params.idempotency_key)
         _check_wallet(uow, wallet_id)
         raise
+    amount = prepared.invoice.amount_due
+    payer = uow.customers.find(customer_id) if provider is not None else None
     started = start_payment(
         ctx,
         session,
         provider,
-        amount=prepared.invoice.amount_due,
+        amount=amount,
         currency=prepared.invoice.currency,
         description=description,
+        mandate=mandate_terms(config, amount) if provider is not None else None,
+        customer=_payer(payer),
     )
     expiry = session_expiry(expires_at, started.expires_at)
     pending = session.model_copy(

@@ -5,7 +5,9 @@ It serves, on ``127.0.0.1`` at a free port in a background thread, the calls
 bodies Razorpay documents: orders (``POST/GET /v1/orders``, ``GET /v1/orders/{id}/payments``),
 recurring payments on a saved token (``POST /v1/payments/create/recurring``), payments
 (``GET /v1/payments/{id}``), refunds (``POST /v1/payments/{id}/refund``,
-``GET /v1/payments/{id}/refunds``) and payment links (``POST/GET /v1/payment_links``). Every call
+``GET /v1/payments/{id}/refunds``), payment links (``POST/GET /v1/payment_links``) and
+registration links (``POST /v1/subscription_registration/auth_links``, answered as the invoice
+entity Razorpay makes; ``GET /v1/invoices[?receipt=]``, ``GET /v1/invoices/{id}``). Every call
 needs the key pair (HTTP Basic auth; 401 otherwise); errors use Razorpay's body
 ``{"error": {"code": "BAD_REQUEST_ERROR", "description": ..., "field": ...}}``, and an unknown id
 is a 400 "The id provided does not exist", as Razorpay answers.
@@ -16,6 +18,8 @@ A test steers it:
 - :meth:`drop_answer`: the next matching request is carried out, then the connection is closed
   without an answer (the retry-after-a-lost-answer path); :meth:`fail_next`: answered 503 unprocessed;
 - :meth:`pay_link`, :meth:`expire_link`, :meth:`cancel_link`: the customer's side of a link;
+- :meth:`authorise_mandate`: the customer pays a registration link and registers the mandate
+  (a token, an order and a captured recurring payment carrying the link's notes);
 - :meth:`webhook`: an event body signed as Razorpay signs it (``X-Razorpay-Signature``).
 
 ``fake.requests`` records every request (method, path, query, JSON body, whether it was
@@ -54,6 +58,8 @@ from billingkit.testing.razorpay_wire import (
     order_entity,
     payment_entity,
     refund_entity,
+    registration_link_entity,
+    token_entity,
 )
 
 __all__ = ["RazorpayFake", "RazorpayWebhook", "RecordedRequest"]
@@ -99,6 +105,10 @@ class RazorpayFake:
         self.payments: dict[str, Entity] = {}
         self.refunds: dict[str, Entity] = {}
         self.links: dict[str, Entity] = {}
+        self.invoices: dict[str, Entity] = {}
+        self.tokens: dict[str, Entity] = {}
+        #: The ``subscription_registration`` each registration link was asked with, by its id.
+        self.registrations: dict[str, Entity] = {}
         self._requests: list[RecordedRequest] = []
         self._declined: dict[str, tuple[str, str]] = {}
         self._drops: list[tuple[str, str]] = []
@@ -213,6 +223,43 @@ class RazorpayFake:
             link = self._entity(self.links, link_id)
             link.update(status="cancelled", cancelled_at=self._now())
 
+    def authorise_mandate(self, invoice_id: str, *, method: str | None = None) -> Entity:
+        """The customer pays registration link ``invoice_id`` and registers its mandate: a token
+        (``token_...``, ``recurring_details.status`` ``confirmed``), an order of the link's amount
+        and a captured payment on it (``invoice_id``, ``token_id``, the link's notes); the link
+        becomes ``paid``. Returns the payment (what ``payment.captured`` carries)."""
+        with self._lock:
+            invoice = self._entity(self.invoices, invoice_id)
+            if invoice["status"] != "issued":
+                raise ValueError(f"registration link {invoice_id} is {invoice['status']}")
+            registration = self.registrations[invoice_id]
+            method = method or str(registration["method"])
+            token = token_entity(self._id("token"), method, registration, invoice, created_at=self._now())
+            self.tokens[token["id"]] = token
+            order = self._new_order(
+                invoice["amount"], invoice["currency"], invoice["receipt"], invoice["notes"]
+            )
+            payment = self._new_payment(
+                order,
+                method=method,
+                notes=invoice["notes"],
+                description=invoice["description"],
+                customer_id=invoice["customer_id"],
+                token_id=token["id"],
+                email=invoice["customer_details"]["email"],
+                contact=invoice["customer_details"]["contact"],
+            )
+            payment.update(invoice_id=invoice_id, recurring=True)
+            invoice.update(
+                status="paid",
+                order_id=order["id"],
+                payment_id=payment["id"],
+                amount_paid=invoice["amount"],
+                amount_due=0,
+                paid_at=payment["created_at"],
+            )
+            return dict(payment)
+
     def webhook(self, event: str, entity_id: str) -> RazorpayWebhook:
         """The delivery Razorpay makes for ``event`` (e.g. ``payment_link.paid``,
         ``payment.captured``, ``payment.failed``, ``refund.processed``) about entity ``entity_id``
@@ -227,6 +274,9 @@ class RazorpayFake:
                     payload["order"] = {"entity": dict(self.orders[link["order_id"]])}
                 if link.get("payments"):
                     payload["payment"] = {"entity": dict(self.payments[link["payments"][-1]["payment_id"]])}
+            elif entity_id.startswith("token_"):
+                token = self._entity(self.tokens, entity_id)
+                payload["token"] = {"entity": dict(token)}
             elif entity_id.startswith("rfnd_"):
                 refund = self._entity(self.refunds, entity_id)
                 payload["refund"] = {"entity": dict(refund)}
@@ -269,10 +319,7 @@ class RazorpayFake:
         return dict(self._new_order(amount, currency, receipt, checked_notes(body)))
 
     def _list_orders(self, *, query: dict[str, str], body: Any) -> Entity:
-        items = [
-            o for o in self.orders.values() if "receipt" not in query or o["receipt"] == query["receipt"]
-        ]
-        return collection(items, query)
+        return _by_receipt(self.orders, query)
 
     def _get_order(self, order_id: str, *, query: dict[str, str], body: Any) -> Entity:
         return dict(self._entity(self.orders, order_id))
@@ -372,6 +419,32 @@ class RazorpayFake:
 
     def _get_link(self, link_id: str, *, query: dict[str, str], body: Any) -> Entity:
         return dict(self._entity(self.links, link_id))
+
+    def _create_registration_link(self, *, query: dict[str, str], body: Any) -> Entity:
+        amount, currency = amount_of(body), currency_of(body)
+        receipt = body.get("receipt")
+        if receipt is not None and (not isinstance(receipt, str) or len(receipt) > 40):
+            raise Refusal(400, "The receipt may not be greater than 40 characters.", "receipt")
+        if receipt is not None and any(i["receipt"] == receipt for i in self.invoices.values()):
+            raise Refusal(400, "Invoice receipt should be unique.", "receipt")
+        invoice = registration_link_entity(
+            self._id("inv"),
+            body,
+            amount=amount,
+            currency=currency,
+            customer_id=self._id("cust"),
+            notes=checked_notes(body),
+            created_at=self._now(),
+        )
+        self.invoices[invoice["id"]] = invoice
+        self.registrations[invoice["id"]] = dict(body["subscription_registration"])
+        return dict(invoice)
+
+    def _list_invoices(self, *, query: dict[str, str], body: Any) -> Entity:
+        return _by_receipt(self.invoices, query)
+
+    def _get_invoice(self, invoice_id: str, *, query: dict[str, str], body: Any) -> Entity:
+        return dict(self._entity(self.invoices, invoice_id))
 
     # -- state -------------------------------------------------------------------------------------
     def _id(self, prefix: str) -> str:
@@ -498,7 +571,16 @@ _ROUTES: list[tuple[str, str, Callable[..., Entity]]] = [
     ("POST", "/v1/payment_links/?", RazorpayFake._create_link),
     ("GET", "/v1/payment_links/?", RazorpayFake._list_links),
     ("GET", f"/v1/payment_links/{_ID}", RazorpayFake._get_link),
+    ("POST", "/v1/subscription_registration/auth_links", RazorpayFake._create_registration_link),
+    ("GET", "/v1/invoices", RazorpayFake._list_invoices),
+    ("GET", f"/v1/invoices/{_ID}", RazorpayFake._get_invoice),
 ]
+
+
+def _by_receipt(table: dict[str, Entity], query: dict[str, str]) -> Entity:
+    """A page of ``table``'s entities, those with the query's ``receipt`` when it names one."""
+    items = [e for e in table.values() if "receipt" not in query or e["receipt"] == query["receipt"]]
+    return collection(items, query)
 
 
 def _take(rules: list[Any], method: str, path: str) -> Any:

@@ -21,6 +21,8 @@ __all__ = [
     "order_entity",
     "payment_entity",
     "refund_entity",
+    "registration_link_entity",
+    "token_entity",
 ]
 
 Entity = dict[str, Any]
@@ -218,4 +220,105 @@ def link_entity(
         "updated_at": created_at,
         "upi_link": False,
         "user_id": "",
+    }
+
+
+#: Razorpay's registration methods (``subscription_registration.method``).
+MANDATE_METHODS = ("card", "emandate", "nach", "upi")
+
+
+def registration_link_entity(
+    invoice_id: str,
+    body: Entity,
+    *,
+    amount: int,
+    currency: str,
+    customer_id: str,
+    notes: Any,
+    created_at: int,
+) -> Entity:
+    """A new registration link, as Razorpay answers ``POST /v1/subscription_registration/auth_links``:
+    an invoice entity of ``type`` ``link``, status ``issued``, with the customer it made."""
+    registration = body.get("subscription_registration")
+    if not isinstance(registration, dict) or registration.get("method") not in MANDATE_METHODS:
+        raise Refusal(400, "The subscription registration method is invalid.", "method")
+    max_amount = registration.get("max_amount")
+    if max_amount is not None and (isinstance(max_amount, bool) or not isinstance(max_amount, int)):
+        raise Refusal(400, "The max amount must be an integer.", "max_amount")
+    if body.get("type") != "link":
+        raise Refusal(400, "The type field is invalid.", "type")
+    if not body.get("description"):
+        raise Refusal(400, "The description field is required.", "description")
+    given = body.get("customer")
+    customer: Entity = given if isinstance(given, dict) else {}
+    receipt = body.get("receipt")
+    return {
+        "id": invoice_id,
+        "entity": "invoice",
+        "receipt": receipt,
+        "invoice_number": receipt,
+        "customer_id": customer_id,
+        "customer_details": {
+            "id": customer_id,
+            "name": customer.get("name"),
+            "email": customer.get("email"),
+            "contact": customer.get("contact"),
+            "gstin": None,
+            "billing_address": None,
+            "shipping_address": None,
+            "customer_name": customer.get("name"),
+            "customer_email": customer.get("email"),
+            "customer_contact": customer.get("contact"),
+        },
+        "order_id": None,
+        "line_items": [],
+        "payment_id": None,
+        "status": "issued",
+        "expire_by": int(body.get("expire_by") or 0) or None,
+        "issued_at": created_at,
+        "paid_at": None,
+        "cancelled_at": None,
+        "expired_at": None,
+        "sms_status": "pending" if body.get("sms_notify") else None,
+        "email_status": "pending" if body.get("email_notify") else None,
+        "date": created_at,
+        "terms": None,
+        "partial_payment": False,
+        "gross_amount": amount,
+        "tax_amount": 0,
+        "taxable_amount": 0,
+        "amount": amount,
+        "amount_paid": 0,
+        "amount_due": amount,
+        "currency": currency,
+        "currency_symbol": "₹" if currency == "INR" else currency,
+        "description": str(body["description"]),
+        "notes": notes,
+        "comment": None,
+        "short_url": f"https://rzp.io/i/{hashlib.sha256(invoice_id.encode()).hexdigest()[:7]}",
+        "view_less": True,
+        "billing_start": None,
+        "billing_end": None,
+        "type": "link",
+        "group_taxes_discounts": False,
+        "created_at": created_at,
+        "idempotency_key": None,
+    }
+
+
+def token_entity(
+    token_id: str, method: str, registration: Entity, invoice: Entity, *, created_at: int
+) -> Entity:
+    """The recurring token a paid registration link (``invoice``) leaves: confirmed, for its
+    customer, with the registration's ``max_amount`` and ``expire_at``."""
+    return {
+        "id": token_id,
+        "entity": "token",
+        "method": method,
+        "recurring": True,
+        "recurring_details": {"status": "confirmed", "failure_reason": None},
+        "max_amount": registration.get("max_amount"),
+        "expired_at": registration.get("expire_at"),
+        "customer_id": invoice["customer_id"],
+        "created_at": created_at,
     }
