@@ -36,7 +36,7 @@ def test_a_page_of_invoices_is_one_row_per_invoice_with_the_customers_external_i
     assert list(frame.columns) == list(INVOICE_COLUMNS)
     opening, cycle = w.opening(), w.cycle()
     assert list(frame["invoice_id"]) == [opening.id, cycle.id]
-    assert list(frame["customer_external_id"]) == ["c1", "c1"]
+    assert list(frame["external_customer_id"]) == ["c1", "c1"]
     # money stays exact: Decimal objects, not floats
     assert frame["total"].dtype == object
     assert list(frame["total"]) == [D("1322.15"), D("1483.93")]
@@ -49,7 +49,7 @@ def test_a_page_of_invoices_is_one_row_per_invoice_with_the_customers_external_i
     assert list(frame["line_count"]) == [1, 2]
     assert list(frame["billing_reason"]) == ["SUBSCRIPTION_CREATE", "SUBSCRIPTION_CYCLE"]
     # a per-customer summary needs no join
-    assert frame.groupby("customer_external_id")["total"].sum()["c1"] == D("2806.08")
+    assert frame.groupby("external_customer_id")["total"].sum()["c1"] == D("2806.08")
 
 
 def test_invoice_lines_are_one_row_per_line(w: Billed) -> None:
@@ -59,7 +59,7 @@ def test_invoice_lines_are_one_row_per_line(w: Billed) -> None:
     calls = frame[frame["display_name"] == "Calls"].iloc[0]
     assert (calls["quantity"], calls["amount"]) == (D("150"), D("12.50"))
     assert calls["invoice_number"] == w.cycle().invoice_number
-    assert calls["customer_external_id"] == "c1"
+    assert calls["external_customer_id"] == "c1"
     assert calls["price_type"] == "USAGE"
     assert calls["period_start"] == pd.Timestamp("2026-05-01T00:00:00Z")
     assert list(frame["line_item_discount"] + frame["invoice_level_discount"]) == [
@@ -83,7 +83,7 @@ def test_money_as_float(w: Billed) -> None:
 
 def test_without_customers_the_external_id_is_empty(w: Billed) -> None:
     frame = page_of(w).to_pandas()
-    assert list(frame["customer_external_id"]) == [None, None]
+    assert list(frame["external_customer_id"]) == [None, None]
     assert list(frame["customer_id"]) == [w.customer.id, w.customer.id]
 
 
@@ -91,7 +91,7 @@ def test_a_run_reports_invoices_and_other_pages(w: Billed) -> None:
     report = RunReport(subscription_count=1, invoices=[w.cycle()], invoice_count=1)
     frame = report.to_pandas(customers=w.s)
     assert list(frame["invoice_id"]) == [w.cycle().id]
-    assert list(frame["customer_external_id"]) == ["c1"]
+    assert list(frame["external_customer_id"]) == ["c1"]
     customers = w.s.customers.list().to_pandas()
     assert list(customers["external_id"]) == ["c1"]
     assert list(customers["address_country"]) == ["DE"]

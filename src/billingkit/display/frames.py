@@ -10,7 +10,7 @@ Rules:
 * Instants are ``datetime64[ns, UTC]`` (``NaT`` when unset); enums are their string values.
 * Customer external ids are joined in from ``customers``: a ``Scoped`` (which reads the page's
   customers in one read), or ``Customer`` records (a list, or a mapping by id). Without them
-  ``customer_external_id`` is empty (``None``).
+  ``external_customer_id`` is empty (``None``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ INVOICE_COLUMNS = (
     "invoice_id",
     "invoice_number",
     "customer_id",
-    "customer_external_id",
+    "external_customer_id",
     "subscription_id",
     "invoice_type",
     "invoice_status",
@@ -81,7 +81,7 @@ LINE_COLUMNS = (
     "invoice_number",
     "invoice_status",
     "customer_id",
-    "customer_external_id",
+    "external_customer_id",
     "subscription_id",
     "currency",
     "line_id",
@@ -175,7 +175,7 @@ def invoices_frame(
             "invoice_id": inv.id,
             "invoice_number": inv.invoice_number,
             "customer_id": inv.customer_id,
-            "customer_external_id": _external(known, inv.customer_id),
+            "external_customer_id": _external(known, inv.customer_id),
             "subscription_id": inv.subscription_id,
             "invoice_type": inv.invoice_type.value,
             "invoice_status": inv.invoice_status.value,
@@ -207,7 +207,7 @@ def invoice_lines_frame(
             "invoice_number": inv.invoice_number,
             "invoice_status": inv.invoice_status.value,
             "customer_id": inv.customer_id,
-            "customer_external_id": _external(known, inv.customer_id),
+            "external_customer_id": _external(known, inv.customer_id),
             "subscription_id": line.subscription_id or inv.subscription_id,
             "currency": inv.currency,
             "line_id": line.id,

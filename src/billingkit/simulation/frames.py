@@ -71,7 +71,7 @@ def _invoice_rows(result: SimulationResult) -> list[dict[str, Any]]:
                 "period_end": inv.period_end,
                 "month": _month(inv.created_at),
                 **{name: getattr(inv, name) for name in _INVOICE_MONEY},
-                "lines": len(inv.line_items),
+                "line_count": len(inv.line_items),
             }
         )
     return rows
@@ -82,7 +82,7 @@ def invoices_frame(result: SimulationResult, *, money: str = "decimal") -> panda
     columns = [
         "invoice_id", "invoice_number", "invoice_status", "billing_reason", "customer_id",
         "external_customer_id", "customer_name", "subscription_id", "plan_id", "plan", "plan_name",
-        "currency", "period_start", "period_end", "month", *_INVOICE_MONEY, "lines",
+        "currency", "period_start", "period_end", "month", *_INVOICE_MONEY, "line_count",
     ]  # fmt: skip
     return _frame(_invoice_rows(result), columns, _INVOICE_MONEY, money)
 
