@@ -317,6 +317,14 @@ class UnitOfWork(Repositories, Protocol):
         that carries no due work or a ``limit`` below 1. The due-work runner is the only caller."""
         ...
 
+    def has_due(self, kind: str, now: datetime) -> bool:
+        """Whether any published item of ``kind`` of any scope is due at or before ``now`` (what
+        :meth:`claim_due` would claim), without claiming it. Allowed in a read-only unit of work:
+        a poller asks this on the read pool before it opens a write transaction, so an idle poll
+        takes no lock and no write connection. :class:`ValidationError` for a kind that carries
+        no due work."""
+        ...
+
 
 class Storage(Protocol):
     """One entry object per store: hands out units of work."""

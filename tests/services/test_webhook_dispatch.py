@@ -292,3 +292,45 @@ def test_a_secret_sealed_under_another_key_fails_the_attempt_and_rotation_mends_
     scoped.webhooks.rotate_secret(endpoint.id)
     clock.advance(timedelta(seconds=31))
     assert restarted.deliver_webhooks().delivered == 1
+
+
+class _CountingStorage:
+    """The store, counting the units of work a caller opens, by kind."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.opened: list[str] = []
+
+    def unit_of_work(self, *scope: str | None, read_only: bool = False) -> object:
+        self.opened.append("read" if read_only else "write")
+        return self.storage.unit_of_work(*scope, read_only=read_only)
+
+
+def test_an_idle_pass_only_reads_and_a_due_retry_is_still_found(
+    billing: Billing, scoped: Scoped, clock: TestClock, transport: MemoryWebhookTransport
+) -> None:
+    """The worker polls every second beside the server: with nothing due, a pass is one read-only
+    unit of work (no write connection, no lock); once a retry falls due, the pass sends it."""
+    scoped.webhooks.create(url=URL)
+    transport.answer(URL, status_code=503)  # the first attempt fails; its retry is due later
+    scoped.customers.create(external_id="c-1", name="Ada")
+    counting = _CountingStorage(billing.storage)
+
+    def dispatcher() -> Dispatcher:
+        return Dispatcher(
+            counting,  # type: ignore[arg-type]
+            billing.providers,
+            billing.settings,
+            clock=clock.now,
+            signing_clock=clock.now,
+            ids=billing.ids.new,
+        )
+
+    assert dispatcher().run().failed_attempts == 1
+    counting.opened.clear()
+    assert dispatcher().run().sent == 0  # the retry is not due yet
+    assert counting.opened == ["read"]
+    transport.answer(URL, status_code=200)
+    clock.advance(SETTINGS.webhook_retry_cap + timedelta(seconds=1))
+    assert dispatcher().run().delivered == 1
+    assert "write" in counting.opened

@@ -162,12 +162,25 @@ class Dispatcher:
         self.report = DispatchReport()
 
     def run(self) -> DispatchReport:
-        """Rounds until one hands nothing over and sends nothing."""
+        """Rounds until one hands nothing over and sends nothing; nothing at all when no
+        notification and no delivery is due (see :meth:`idle`)."""
+        if self.idle():
+            return self.report
         while True:
             handed = self.fan_out()
             sent = self.round()
             if not handed and not sent:
                 return self.report
+
+    def idle(self) -> bool:
+        """Whether nothing is due now: two reads in a read-only unit of work. The worker polls
+        every second beside a serving process, so an idle pass must not take a write connection
+        or lock: on PostgreSQL a pass that did (two claims in write transactions) made the
+        server's ingestion requests alternate between pooled connections and cost HTTP
+        ingestion a quarter of its throughput."""
+        now = self._clock()
+        with self._storage.unit_of_work(read_only=True) as uow:
+            return not (uow.has_due("notifications", now) or uow.has_due("webhook_deliveries", now))
 
     # -- 1. fan out ---------------------------------------------------------------------------
     def fan_out(self) -> int:

@@ -209,6 +209,13 @@ class MemoryUnitOfWork:
         due.sort(key=lambda entry: entry[:2])
         return [item for _, _, item in due[:limit]]
 
+    def has_due(self, kind: str, now: datetime) -> bool:
+        field = due_field(kind, 1)
+        return any(
+            item.status is Status.PUBLISHED and (at := getattr(item, field)) is not None and at <= now
+            for item in self._storage._rows[kind].values()
+        )
+
 
 class MemoryCounterStore:
     """Counters in a dict; changes go through the unit of work's undo log like every write."""

@@ -27,7 +27,7 @@ from billingkit.storage.sql.access import find_api_key_with_account
 from billingkit.storage.sql.counters import SqlCounterStore
 from billingkit.storage.sql.events import SqlEventStore
 from billingkit.storage.sql.ledger import SqlLedger, register_sqlite_ledger_functions
-from billingkit.storage.sql.mapping import row_decoder, row_encoder
+from billingkit.storage.sql.mapping import placeholder, row_decoder, row_encoder
 from billingkit.storage.sql.repository import SqlRepository
 from billingkit.storage.sql.tables import TABLES
 from billingkit.storage.sql.usage import SqlUsageStore, register_sqlite_functions
@@ -347,3 +347,13 @@ class SqlUnitOfWork:
         due = row_encoder(model, table, dialect).encode(field, now)
         rows = self.connection.exec_driver_sql(sql, (due, Status.PUBLISHED.value, limit)).fetchall()
         return decoder.models(rows)
+
+    def has_due(self, kind: str, now: datetime) -> bool:
+        field = due_field(kind, 1)
+        table, model, dialect = TABLES[kind], KINDS[kind].model, self.connection.dialect
+        due = row_encoder(model, table, dialect).encode(field, now)
+        mark = placeholder(dialect)
+        # The same condition as claim_due's, so the same index serves it.
+        name = dialect.identifier_preparer.quote(table.name)
+        sql = f"SELECT 1 FROM {name} WHERE {field} <= {mark} AND status = {mark} LIMIT 1"
+        return self.connection.exec_driver_sql(sql, (due, Status.PUBLISHED.value)).first() is not None

@@ -86,6 +86,32 @@ class DueWorkContract:
             assert uow.claim_due(kind, DUE - timedelta(microseconds=1), 10) == []
 
     @pytest.mark.parametrize("kind", DUE_KINDS)
+    def test_has_due_answers_what_a_claim_would_take_without_claiming(
+        self, storage: Storage, kind: str
+    ) -> None:
+        """``has_due`` sees exactly the items ``claim_due`` claims (any scope, published, due at
+        or before ``now``), in a read-only unit of work, and leaves them claimable."""
+        now = DUE + timedelta(hours=2)
+        with storage.unit_of_work(read_only=True) as uow:
+            assert uow.has_due(kind, now) is False
+        later = [
+            due_item(kind, now + timedelta(seconds=1)),
+            due_item(kind, None),
+            due_item(kind, DUE, status=Status.ARCHIVED),
+        ]
+        _store(storage, kind, later)
+        with storage.unit_of_work(read_only=True) as uow:
+            assert uow.has_due(kind, now) is False
+            assert uow.has_due(kind, now + timedelta(seconds=1)) is True
+        elsewhere = due_item(kind, DUE, tenant_id="tenant_b", environment_id="env_b")
+        _store(storage, kind, [elsewhere])
+        with storage.unit_of_work(read_only=True) as uow:
+            assert uow.has_due(kind, DUE) is True
+            assert uow.has_due(kind, DUE - timedelta(microseconds=1)) is False
+        with storage.unit_of_work() as uow:
+            assert uow.claim_due(kind, now, 10) == [elsewhere]
+
+    @pytest.mark.parametrize("kind", DUE_KINDS)
     def test_items_due_at_the_same_instant_are_claimed_in_id_order(self, storage: Storage, kind: str) -> None:
         first, second, third = (due_item(kind, DUE) for _ in range(3))
         _store(storage, kind, [third, first, second])  # stored out of id order
@@ -117,6 +143,9 @@ class DueWorkContract:
                     uow.claim_due(kind, DUE, 10)
                 assert caught.value.field == "kind"
                 assert all(name in caught.value.message for name in DUE_KINDS)
+                with pytest.raises(ValidationError) as caught:
+                    uow.has_due(kind, DUE)
+                assert caught.value.field == "kind"
             for kind in DUE_KINDS:
                 for limit in (0, -1):
                     with pytest.raises(ValidationError) as caught:
