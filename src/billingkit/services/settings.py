@@ -96,8 +96,9 @@ class Settings:
       never).
 
     - ``public_url``: where the HTTP adapter is reached from outside (``https://billing.example.com``),
-      the start of the sandbox checkout page's address in ``payment_action.url``; ``None`` (the
-      default) gives a path (``/v1/checkout/sandbox/...``) the host resolves against its own address.
+      the start of the sandbox checkout page's address in ``payment_action.url`` and of a customer
+      portal session's ``url``; ``None`` (the default) gives a path (``/v1/checkout/sandbox/...``,
+      ``/v1/customer/portal``) the host resolves against its own address.
     - ``portal_session_lifetime``: how long a customer portal session token is valid (default
       one hour; at least one second).
 
