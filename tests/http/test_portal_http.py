@@ -114,6 +114,12 @@ def test_the_portal_routes_show_one_customer(
     (bobs,) = client.get(f"{PORTAL}/invoices", headers=bob).json()["items"]
     assert_error(client.get(f"{PORTAL}/invoices/{bobs['id']}", headers=ada), 404, "not_found")
     assert_error(client.get(f"{PORTAL}/invoices/{bobs['id']}/pdf", headers=ada), 404, "not_found")
+    # Pages are bounded like every list's.
+    for path in ("/subscriptions", "/invoices"):
+        for bad in ({"offset": 2**63}, {"offset": -1}, {"limit": 1001}, {"limit": 0}):
+            wrong = assert_error(client.get(PORTAL + path, params=bad, headers=ada), 400, "validation_error")
+            assert wrong["details"]["field"] == next(iter(bad)), (path, bad)
+        assert client.get(PORTAL + path, params={"offset": 5}, headers=ada).json()["items"] == []
 
 
 def test_the_portal_has_no_writes(
