@@ -291,7 +291,8 @@ class UnitOfWork(Repositories, Protocol):
 
     def for_scope(self, tenant_id: str | None, environment_id: str | None) -> UnitOfWork:
         """The same transaction with repositories bound to another scope. Only system flows
-        (bootstrap, authentication) use this; services work in the scope they were given."""
+        (bootstrap, authentication, the environment clone) use this; services work in the scope
+        they were given."""
         ...
 
     def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:

@@ -90,10 +90,19 @@ def test_credentials_are_security_schemes_of_authenticated_operations(client: Te
     schemes = doc["components"]["securitySchemes"]
     assert schemes["ApiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "x-api-key"}
     assert schemes["BearerAuth"]["type"] == "http" and schemes["BearerAuth"]["scheme"] == "bearer"
+    assert (
+        schemes["SessionTokenAuth"]["in"] == "header"
+        and schemes["SessionTokenAuth"]["name"] == "X-Session-Token"
+    )
     either = [{"ApiKeyAuth": []}, {"BearerAuth": []}]
+    portal = [p for p in doc["paths"] if p.startswith("/v1/customer/portal/")]
+    assert len(portal) == 7
     for method, path, op in _operations(doc):
         if (method, path) in _NO_CREDENTIALS:
             assert "security" not in op, (method, path)
+        elif path.startswith("/v1/customer/portal/"):
+            # The customer portal takes its session token only (tests/http/test_portal_http.py).
+            assert op["security"] == [{"SessionTokenAuth": []}], (method, path)
         else:
             assert op["security"] == either, (method, path)
     assert not {"/health", "/ready", "/metrics"} & set(doc["paths"])

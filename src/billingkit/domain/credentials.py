@@ -28,6 +28,8 @@ __all__ = [
     "is_well_formed_api_key",
     "issue_token",
     "new_api_key",
+    "sign_claims",
+    "verify_claims",
     "verify_password",
     "verify_token",
 ]
@@ -145,3 +147,35 @@ def verify_token(secret: bytes, token: str, *, now: datetime) -> SessionClaims:
     if now >= result.expires_at:
         raise Unauthorized("token expired")
     return result
+
+
+def sign_claims(secret: bytes, claims: dict[str, Any]) -> str:
+    """``claims`` as a compact HS256 JWT signed with ``secret`` (for tokens other than the
+    dashboard session's, which :func:`issue_token` makes)."""
+    header = {"alg": "HS256", "typ": "JWT"}
+    signing_input = (
+        _b64(json.dumps(header, separators=(",", ":")).encode())
+        + "."
+        + _b64(json.dumps(claims, separators=(",", ":")).encode())
+    )
+    signature = hmac.new(secret, signing_input.encode(), hashlib.sha256).digest()
+    return signing_input + "." + _b64(signature)
+
+
+def verify_claims(secret: bytes, token: str) -> dict[str, Any]:
+    """The claims of an HS256 JWT signed with ``secret``; :class:`Unauthorized` when the token is
+    malformed, of another algorithm or signed otherwise. Expiry is the caller's to check."""
+    try:
+        header_b64, claims_b64, signature_b64 = token.split(".")
+        expected = hmac.new(secret, f"{header_b64}.{claims_b64}".encode(), hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, _unb64(signature_b64)):
+            raise Unauthorized("invalid token")
+        header = json.loads(_unb64(header_b64))
+        claims = json.loads(_unb64(claims_b64))
+    except Unauthorized:
+        raise
+    except (ValueError, TypeError, AttributeError):
+        raise Unauthorized("invalid token") from None
+    if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
+        raise Unauthorized("invalid token")
+    return claims

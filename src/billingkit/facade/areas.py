@@ -28,6 +28,7 @@ from billingkit.services import (
     credit_notes,
     customers,
     direct_invoices,
+    environment_clone,
     invoice_communications,
     invoice_documents,
     invoice_lifecycle,
@@ -105,6 +106,13 @@ class Users(Area):
 
 class Environments(Area):
     create = RequestOp(access.create_environment, access.EnvironmentCreate)
+    #: Copy an environment's catalogue (meters, price units, groups, features, plans, add-ons,
+    #: their prices, entitlements and credit grants, coupons, tax rates, tenant tax associations;
+    #: no customers and no money) with new ids and every reference remapped, in one unit of work:
+    #: ``clone(source_id, name="staging", type="development")`` into a new environment, or
+    #: ``clone(source_id, target_environment_id=...)`` into an existing empty one. Answers a
+    #: ``ClonedEnvironment`` (the target, counts per kind, the id map).
+    clone = IdRequestOp(environment_clone.clone_environment, environment_clone.EnvironmentClone)
 
     def list(self) -> Page[Environment]:
         return self._s.read(access.list_environments)

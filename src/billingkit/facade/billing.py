@@ -18,11 +18,12 @@ from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
 from billingkit.errors import ValidationError
 from billingkit.facade.observers import BillingObserver
+from billingkit.facade.portal import CustomerPortal
 from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
 from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
-from billingkit.services import access
+from billingkit.services import access, portal_sessions
 from billingkit.services.api_key_cache import ApiKeyCache
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
@@ -263,6 +264,18 @@ class Billing:
                 environment_id=environment_id,
             )
         return Scoped(self, principal.tenant_id, principal.environment_id, principal.actor)
+
+    def open_portal(self, token: str) -> CustomerPortal:
+        """The customer portal a portal session token (``scoped.customer_portal.create_session``)
+        opens: that customer's own records, read-only. Raises :class:`Unauthorized` for a
+        malformed, tampered or expired token, a dashboard session token, or a customer deleted
+        since the token was issued."""
+        with self.storage.unit_of_work(read_only=True) as uow:
+            claims = portal_sessions.open_portal(
+                uow, token=token, secret=self._token_secret, now=self.clock.now()
+            )
+        actor = portal_sessions.portal_actor(claims.customer_id)
+        return CustomerPortal(Scoped(self, claims.tenant_id, claims.environment_id, actor), claims)
 
     def login(
         self,

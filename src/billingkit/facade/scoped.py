@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import alerting, areas, catalog, checkout, metering, webhooks
+from billingkit.facade import alerting, areas, catalog, checkout, metering, portal, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -134,6 +134,7 @@ class Scoped:
         return self.read(backtests.backtest, request=request)
 
     webhooks = cached_property(webhooks.Webhooks)
+    customer_portal = cached_property(portal.CustomerPortalSessions)
 
     def __repr__(self) -> str:
         return f"<Scoped tenant={self.tenant_id} environment={self.environment_id} actor={self.actor.id}>"

@@ -25,6 +25,7 @@ from billingkit.http.routes import (
     credit_notes,
     customers,
     entitlements,
+    environment_clone,
     events,
     features,
     groups,
@@ -36,6 +37,7 @@ from billingkit.http.routes import (
     plan_change_replace,
     plan_price_sync,
     plans,
+    portal,
     price_units,
     prices,
     subscription_addons,
@@ -81,9 +83,22 @@ def build_app(
         labels.add_router(router, prefix)
 
     include(operator_router)
-    # price_units before prices: "/prices/units" must not be taken for a price id; wallets before
-    # customers: "/customers/wallets" must not be taken for a customer id.
-    routers = (wallets, customers, access, plans, addons, price_units, prices, groups, meters, features)
+    # price_units before prices: "/prices/units" must not be taken for a price id; wallets and
+    # portal before customers: "/customers/wallets" and "/customers/portal/..." must not be taken
+    # for a customer id.
+    routers = (
+        wallets,
+        portal,
+        customers,
+        access,
+        plans,
+        addons,
+        price_units,
+        prices,
+        groups,
+        meters,
+        features,
+    )
     for module in (
         *routers,
         entitlements,
@@ -113,6 +128,7 @@ def build_app(
         alerts,
         webhooks,
         checkout,
+        environment_clone,
     ):
         include(module.router, "/v1")
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.

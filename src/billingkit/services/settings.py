@@ -96,8 +96,11 @@ class Settings:
       never).
 
     - ``public_url``: where the HTTP adapter is reached from outside (``https://billing.example.com``),
-      the start of the sandbox checkout page's address in ``payment_action.url``; ``None`` (the
-      default) gives a path (``/v1/checkout/sandbox/...``) the host resolves against its own address.
+      the start of the sandbox checkout page's address in ``payment_action.url`` and of a customer
+      portal session's ``url``; ``None`` (the default) gives a path (``/v1/checkout/sandbox/...``,
+      ``/v1/customer/portal``) the host resolves against its own address.
+    - ``portal_session_lifetime``: how long a customer portal session token is valid (default
+      one hour; at least one second).
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -124,6 +127,7 @@ class Settings:
     webhook_lease: timedelta = timedelta(seconds=60)
     webhook_disable_after: int | None = 5
     public_url: str | None = None
+    portal_session_lifetime: timedelta = timedelta(hours=1)
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -187,6 +191,12 @@ class Settings:
         url = self.public_url
         if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
             raise ValidationError(f"public_url is an http(s) address, not {url!r}", field="public_url")
+        portal = self.portal_session_lifetime
+        if not isinstance(portal, timedelta) or portal < timedelta(seconds=1):
+            raise ValidationError(
+                "portal_session_lifetime must be a timedelta of at least one second",
+                field="portal_session_lifetime",
+            )
         interval = self.worker_interval
         if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
             raise ValidationError(
