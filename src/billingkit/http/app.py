@@ -17,6 +17,7 @@ from billingkit.http.routes import (
     access,
     addons,
     alerts,
+    billing_views,
     cancellation,
     checkout,
     coupons,
@@ -82,7 +83,9 @@ def build_app(
 
     include(operator_router)
     # price_units before prices: "/prices/units" must not be taken for a price id; wallets before
-    # customers: "/customers/wallets" must not be taken for a customer id.
+    # customers: "/customers/wallets" must not be taken for a customer id; billing_views first:
+    # "/customers/usage" must not be taken for a customer id.
+    include(billing_views.router, "/v1")
     routers = (wallets, customers, access, plans, addons, price_units, prices, groups, meters, features)
     for module in (
         *routers,
