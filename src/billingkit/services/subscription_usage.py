@@ -2,8 +2,9 @@
 
 The answer is cut from the invoice preview (:func:`billingkit.services.invoices.preview_invoice`),
 so it runs the billing run's own pricing path and agrees with the invoice the period will
-produce, to the cent: one charge per USAGE line of that invoice (its quantity after entitlements
-and amount, overage lines apart), and ``amount`` their sum. FIXED charges, discounts, taxes and
+produce, to the cent: one charge per USAGE line of that invoice (its quantity, the usage measured,
+and its amount, priced after the entitlement's included usage; overage lines apart), and
+``amount`` their sum. FIXED charges, discounts, taxes and
 credits are not usage and are left out.
 
 Rules:
@@ -56,7 +57,8 @@ class SubscriptionUsageRequest(InputModel):
 @dataclass(frozen=True, slots=True)
 class SubscriptionUsageCharge:
     """One usage line of the period's invoice (the reference's SubscriptionUsageByMetersResponse):
-    ``quantity`` after entitlements, ``amount`` in the subscription's currency."""
+    ``quantity`` the usage measured, ``amount`` its charge (after included usage) in the
+    subscription's currency."""
 
     line: InvoiceLineItem
     currency: str

@@ -7,7 +7,8 @@ view over what was billed, derived at each search and never stored:
 
 * one record per FINALIZED subscription invoice that has USAGE lines: its subscription, customer,
   the subscription's plan, the invoice's period and currency; ``quantity`` and ``amount`` are the
-  exact sums of its USAGE lines' quantities (after entitlements) and amounts (before discounts);
+  exact sums of its USAGE lines' quantities (the usage measured) and amounts (charged after
+  included usage, before discounts);
 * ``id`` is ``usgrec_`` followed by the invoice id's ULID, so a record keeps its id;
   ``created_at`` / ``created_by`` are the invoice's finalization, ``updated_*`` its last update;
 * ``synced`` is always ``false`` and ``syncs`` empty; ``status`` ``published`` (drafts, voided
