@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from billingkit import Billing, Scoped, TestClock
+from billingkit import Billing, Scoped, Settings, TestClock
 from billingkit.domain.catalog import PlanDetail
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import BillingReason, Invoice
@@ -94,10 +94,11 @@ class Billed:
         return next(i for i in self.invoices() if i.billing_reason is BillingReason.SUBSCRIPTION_CYCLE)
 
 
-def billed_world(storage: Any) -> Billed:
-    """The module doc's subscription on ``storage``, billed through 1 June."""
+def billed_world(storage: Any, settings: Settings | None = None) -> Billed:
+    """The module doc's subscription on ``storage``, billed through 1 June (``settings``: the
+    ``Billing``'s, e.g. a finalization delay that keeps the period-end invoice a DRAFT)."""
     clock = TestClock(START)
-    billing = Billing(storage, clock)
+    billing = Billing(storage, clock, settings=settings)
     setup = billing.bootstrap()
     s = billing.scope(setup.tenant.id, setup.environments[0][0].id)
     meter = s.meters.create(name="API calls", event_name="api", aggregation={"type": "COUNT"})

@@ -26,13 +26,16 @@ from billingkit.services import (
     checkout_flows,
     credit_grant_applications,
     credit_notes,
+    customer_usage,
     customers,
     direct_invoices,
     environment_clone,
     invoice_communications,
     invoice_documents,
     invoice_lifecycle,
+    invoice_recalculation,
     invoice_recompute,
+    invoice_summary,
     invoice_updates,
     invoices,
     line_item_requests,
@@ -51,6 +54,8 @@ from billingkit.services import (
     subscription_pauses,
     subscription_phases,
     subscription_schedules,
+    subscription_updates,
+    subscription_usage,
     subscriptions,
     wallet_balances,
     wallet_topups,
@@ -130,6 +135,15 @@ class Customers(Area):
     search = RequestOp(customers.search_customers, customers.CustomerSearch, read_only=True)
     #: The customer's pending credit grant applications (credits still to come), soonest first.
     upcoming_grants = IdOp(credit_grant_applications.customer_upcoming_grants, read_only=True)
+    #: Each granted feature's usage in its current window against the aggregated limit:
+    #: ``usage_summary(customer_id=... | customer_lookup_key=..., feature_ids=[...],
+    #: feature_lookup_keys=[...], subscription_ids=[...])`` -> ``CustomerUsageSummary``.
+    usage_summary = RequestOp(
+        customer_usage.get_customer_usage_summary, customer_usage.CustomerUsageRequest, read_only=True
+    )
+    #: The customer's FINALIZED invoices counted and summed per currency (outstanding, overdue,
+    #: unpaid usage and fixed charges): ``invoice_summary(customer_id)`` -> ``CustomerInvoiceSummary``.
+    invoice_summary = IdOp(invoice_summary.get_customer_invoice_summary, read_only=True)
 
     def get_many(self, customer_ids: Collection[str]) -> dict[str, Customer]:
         """The customers with these ids by id, archived ones too (unknown ids are left out), in
@@ -257,6 +271,15 @@ class Subscriptions(Area):
     preview_replace_plan = IdRequestOp(
         plan_change_replace.preview_plan_change, plan_change_replace.PlanChangeRequest
     )
+    #: The usage charges of the current period so far, as its invoice will price them:
+    #: ``usage(subscription_id=..., start_time=..., end_time=...)`` -> ``SubscriptionUsage``.
+    usage = RequestOp(
+        subscription_usage.get_subscription_usage, subscription_usage.SubscriptionUsageRequest, read_only=True
+    )
+    #: The raw update through the lifecycle: ``update(id, cancel_at=... | cancel_at_period_end=True |
+    #: False, version=...)`` schedules or withdraws a cancellation; ``status`` and
+    #: ``parent_subscription_id`` only when unchanged (their own operations change them).
+    update = IdRequestOp(subscription_updates.update_subscription, subscription_updates.SubscriptionUpdate)
     #: One subscription's schedules (``ScheduleList``), newest first.
     schedules = IdOp(subscription_schedules.list_subscription_schedules, read_only=True)
     #: Schedules of any subscription: ``list_schedules(pending_only=True, subscription_ids=[...])``.
@@ -375,6 +398,12 @@ class Invoices(Area):
     #: says line by line what changed (empty when nothing did). One-off, manual, change and
     #: threshold invoices are refused (``InvalidOperation``).
     recompute = IdOp(invoice_recompute.recompute_invoice, read_only=True)
+    #: Price a DRAFT subscription invoice again from its inputs as stored now and store the result
+    #: in place (version bumped, ``invoice.update``); ``recalculate(id, finalize=True)`` then
+    #: finalizes it. Refuses other statuses and hand-edited drafts (``InvalidOperation``).
+    recalculate = IdRequestOp(
+        invoice_recalculation.recalculate_invoice, invoice_recalculation.InvoiceRecalculation
+    )
     #: Record ``invoice.communication.triggered`` for a FINALIZED invoice (the host sends it to the
     #: customer); answers the notification, whose payload embeds the customer and subscription.
     trigger_communication = IdOp(invoice_communications.trigger_communication)

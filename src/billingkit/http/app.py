@@ -17,6 +17,7 @@ from billingkit.http.routes import (
     access,
     addons,
     alerts,
+    billing_views,
     cancellation,
     checkout,
     coupons,
@@ -85,7 +86,8 @@ def build_app(
     include(operator_router)
     # price_units before prices: "/prices/units" must not be taken for a price id; wallets and
     # portal before customers: "/customers/wallets" and "/customers/portal/..." must not be taken
-    # for a customer id.
+    # for a customer id; billing_views first: "/customers/usage" must not be taken for a customer id.
+    include(billing_views.router, "/v1")
     routers = (
         wallets,
         portal,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from datetime import datetime
 
 from billingkit.documents.invoice_text import invoice_locale
 from billingkit.domain.cancellation import scheduled_end
@@ -51,7 +52,7 @@ from billingkit.services.invoices import get_invoice
 from billingkit.services.invoicing import Charge, Snapshot, build_invoice, compute_invoices, load_snapshot
 from billingkit.services.records import list_where_in
 
-__all__ = ["RECOMPUTABLE_REASONS", "recompute_invoice"]
+__all__ = ["RECOMPUTABLE_REASONS", "price_again", "recompute_invoice"]
 
 #: The billing reasons of the invoices :func:`recompute_invoice` accepts.
 RECOMPUTABLE_REASONS = frozenset(
@@ -132,21 +133,34 @@ def recompute_invoice(uow: UnitOfWork, ctx: Context, *, invoice_id: str) -> Invo
     not recomputed (see the module rules).
     """
     invoice = get_invoice(uow, ctx, invoice_id=invoice_id)
+    recomputed, snapshot = price_again(uow, ctx, invoice, at=invoice.last_computed_at or invoice.created_at)
+    customer = snapshot.customers.get(invoice.customer_id) or uow.customers.find(invoice.customer_id)
+    return diff_invoices(invoice, recomputed, locale=str(invoice_locale(customer)))
+
+
+def price_again(uow: UnitOfWork, ctx: Context, invoice: Invoice, *, at: datetime) -> tuple[Invoice, Snapshot]:
+    """``invoice`` priced again from its inputs as stored now, with the coupon windows, tax
+    associations and computing instant of ``at`` (see the module rules), keeping its id, and the
+    snapshot it was priced with. Writes nothing.
+
+    Raises ``NotFound`` (its subscription is gone) and ``InvalidOperation`` (an invoice of a kind
+    that is not recomputed).
+    """
     _check_recomputable(invoice)
     assert invoice.subscription_id is not None
     sub = uow.subscriptions.find(invoice.subscription_id)
     if sub is None:
         raise NotFound(f"subscription {invoice.subscription_id} of invoice {invoice.id} not found")
-    at = invoice.last_computed_at or invoice.created_at
     snapshot = load_snapshot(uow, [sub], at=at, credits=False)
     _applications_then(uow, snapshot, sub, invoice)
     (charge,) = group_charges(snapshot, sub, [_charge(sub, invoice)])
     (computed,) = compute_invoices(uow, [charge], snapshot, as_of=at)
-    fresh = build_invoice(ctx, computed, snapshot, billing_sequence=invoice.billing_sequence)
+    fresh = build_invoice(
+        ctx, computed, snapshot, billing_sequence=invoice.billing_sequence, invoice_id=invoice.id
+    )
     credits = invoice.total_prepaid_credits_applied
     total = max(fresh.total - credits, ZERO)
     recomputed = fresh.model_copy(
         update={"total_prepaid_credits_applied": credits, "total": total, "amount_due": total}
     )
-    customer = snapshot.customers.get(invoice.customer_id) or uow.customers.find(invoice.customer_id)
-    return diff_invoices(invoice, recomputed, locale=str(invoice_locale(customer)))
+    return recomputed, snapshot

@@ -464,10 +464,16 @@ def _request(
 
 
 def build_invoice(
-    ctx: Context, computed: ComputedInvoice, snapshot: Snapshot, *, billing_sequence: int | None
+    ctx: Context,
+    computed: ComputedInvoice,
+    snapshot: Snapshot,
+    *,
+    billing_sequence: int | None,
+    invoice_id: str | None = None,
 ) -> Invoice:
     """The invoice record of a computed draft (not numbered, not stored). Zero subtotal -> SKIPPED,
-    else DRAFT until :func:`issue_invoice` finalizes it."""
+    else DRAFT until :func:`issue_invoice` finalizes it. ``invoice_id``: the id of a stored
+    invoice being computed again (its coupon and tax records name it); default a new one."""
     charge, draft = computed.charge, computed.draft
     sub = charge.subscription
     by_id = {line.id: line for line in sub.line_items}
@@ -516,7 +522,7 @@ def build_invoice(
             )
         )
     skipped = draft.subtotal == ZERO
-    invoice_id = ctx.ids.new("inv")
+    invoice_id = invoice_id or ctx.ids.new("inv")
     period_end = charge.cancel_at or charge.period.end
     return Invoice(
         id=invoice_id,

@@ -8,14 +8,18 @@ routes do not exist (the update's ``apply_discount`` replaced them): they answer
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from billingkit.http.auth import EnvCaller
 from billingkit.http.rendering import WireRoute, success
 from billingkit.http.schemas.base import SuccessResponse
 from billingkit.http.schemas.billing import InvoiceResponse, ListInvoicesResponse
+from billingkit.http.schemas.billing_views import WorkflowResult
 from billingkit.services.direct_invoices import InvoiceCreate
 from billingkit.services.invoice_lifecycle import PaymentUpdate
+from billingkit.services.invoice_recalculation import InvoiceRecalculation
 from billingkit.services.invoice_updates import InvoiceUpdate
 from billingkit.services.invoices import InvoicePreview, InvoiceSearch
 
@@ -83,3 +87,24 @@ def trigger_invoice_communication(caller: EnvCaller, invoice_id: str) -> Success
     the webhook carries the invoice with its customer, subscription and lines for the host to send."""
     caller.invoices.trigger_communication(invoice_id)
     return success("invoice communication triggered successfully")
+
+
+@router.post("/{invoice_id}/recalculate-v2")
+def recalculate_invoice_v2(
+    caller: EnvCaller, invoice_id: str, finalize: Annotated[bool, Query()] = True
+) -> InvoiceResponse:
+    """Price a DRAFT subscription invoice again from its inputs as stored now and store it in
+    place; ``finalize`` (default true) then finalizes it. 400 for another status or a draft
+    edited by hand."""
+    request = InvoiceRecalculation(finalize=finalize)
+    return InvoiceResponse.model_validate(caller.invoices.recalculate(invoice_id, request).to_dict())
+
+
+@router.post("/{invoice_id}/recalculate", status_code=202)
+def recalculate_invoice(caller: EnvCaller, invoice_id: str) -> WorkflowResult:
+    """The reference starts a workflow; billingkit recalculates the DRAFT in place at once (as
+    ``recalculate-v2?finalize=false``) and answers 202 with no workflow ids."""
+    caller.invoices.recalculate(invoice_id, InvoiceRecalculation(finalize=False))
+    return WorkflowResult.model_validate(
+        {"message": "invoice recalculated successfully", "workflow_id": None, "run_id": None}
+    )
