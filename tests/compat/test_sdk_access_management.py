@@ -127,7 +127,9 @@ def test_keys_never_expire_publishable_keys_ingest_and_last_use_is_listed(
 ) -> None:
     headers = {"x-api-key": setup.environments[0][1].api_key}
     # the SDK types expires_at as a date-time; "never" is the spec's word, sent as JSON
-    forever = http.post("/v1/secrets/api/keys", json={"name": "forever", "expires_at": "never"}, headers=headers)
+    forever = http.post(
+        "/v1/secrets/api/keys", json={"name": "forever", "expires_at": "never"}, headers=headers
+    )
     assert forever.status_code == 201 and forever.json()["secret"]["expires_at"] is None
 
     public = known(sdk.secrets.create_api_key(name="browser", type_="publishable_key"))

@@ -180,8 +180,8 @@ def update_service_account(
     if data.metadata is not None:
         changes["metadata"] = data.metadata
     updated = account.model_copy(update=changes)
-    uow.accounts.update(updated)
-    return _without_secret(updated)
+    (saved,) = uow.accounts.update_many([(account, updated)])  # only the fields changed here
+    return _without_secret(saved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +243,8 @@ def _archive_with_keys(uow: UnitOfWork, ctx: Context, account: Account) -> Accou
         env_uow.api_keys.update_many([(key, gone)])
         revoked.append(gone)
     archived = account.model_copy(update={"status": Status.ARCHIVED, **ctx.touch()})
-    uow.accounts.update(archived)
-    return AccountDeletion(_without_secret(archived), tuple(revoked))
+    (saved,) = uow.accounts.update_many([(account, archived)])
+    return AccountDeletion(_without_secret(saved), tuple(revoked))
 
 
 class RolesUpdate(InputModel):
@@ -287,8 +287,8 @@ def update_user_roles(uow: UnitOfWork, ctx: Context, *, account_id: str, data: R
             details={"active_keys": active},
         )
     updated = account.model_copy(update={"roles": roles, **ctx.touch()})
-    uow.accounts.update(updated)
-    return _without_secret(updated)
+    (saved,) = uow.accounts.update_many([(account, updated)])  # only the fields changed here
+    return _without_secret(saved)
 
 
 class UserUpdate(InputModel):
@@ -313,8 +313,8 @@ def update_me(uow: UnitOfWork, ctx: Context, *, data: UserUpdate) -> Account:
     if data.metadata is not None:
         changes["metadata"] = data.metadata
     updated = account.model_copy(update=changes)
-    uow.accounts.update(updated)
-    return _without_secret(updated)
+    (saved,) = uow.accounts.update_many([(account, updated)])  # only the fields changed here
+    return _without_secret(saved)
 
 
 # -- the role catalogue ------------------------------------------------------------------------
@@ -409,8 +409,8 @@ def update_tenant(uow: UnitOfWork, ctx: Context, *, data: TenantUpdate) -> Tenan
         if value is not None:
             changes[field] = value.strip() if field == "name" else value
     updated = tenant.model_copy(update=changes)
-    uow.tenants.update(updated)
-    return updated
+    (saved,) = uow.tenants.update_many([(tenant, updated)])  # never undoes a suspension meanwhile
+    return saved
 
 
 def set_tenant_suspended(uow: UnitOfWork, ctx: Context, *, suspended: bool) -> Tenant:
@@ -429,8 +429,8 @@ def set_tenant_suspended(uow: UnitOfWork, ctx: Context, *, suspended: bool) -> T
             "updated_by": ctx.actor.id,
         }
     )
-    uow.tenants.update_many([(tenant, updated)])
-    return updated
+    (saved,) = uow.tenants.update_many([(tenant, updated)])  # only suspended_at and the stamp
+    return saved
 
 
 class TenantStatusCache:
