@@ -129,7 +129,7 @@ def test_key_validation(owner: Scoped, test_env: Scoped, clock: TestClock) -> No
         owner.api_keys.create(name="past", expires_at=clock.now() - timedelta(seconds=1))
     assert info.value.field == "expires_at"
     with pytest.raises(ValidationError) as info:
-        owner.api_keys.create(name="k", type="publishable_key")
+        owner.api_keys.create(name="k", type="integration")  # the reference's third-party kind
     assert info.value.field == "type"
     with pytest.raises(ValidationError):
         owner.api_keys.create(name="")

@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from billingkit.domain.resources import EnvironmentResource, Record, TenantResource, iso
 from billingkit.domain.validation import UtcDatetime
@@ -19,15 +21,19 @@ from billingkit.errors import PermissionDenied, ValidationError
 
 __all__ = [
     "ROLES",
+    "ROLE_INFO",
     "Account",
     "AccountType",
     "Action",
     "Actor",
     "ApiKey",
+    "ApiKeyType",
     "Environment",
     "EnvironmentType",
     "Role",
     "Tenant",
+    "TenantAddress",
+    "TenantBillingDetails",
     "role_covers",
     "uncovered_roles",
     "validate_roles",
@@ -56,6 +62,19 @@ ROLES: dict[Role, dict[str, frozenset[Action]]] = {
     Role.ALL_WRITER: {ANY: frozenset({Action.READ, Action.WRITE})},
     Role.EVENT_INGESTOR: {"event": frozenset({Action.WRITE})},
     Role.EVENT_READER: {"event": frozenset({Action.READ})},
+}
+
+
+#: The role catalogue's words (``GET /rbac/roles``): a display name and a description per role.
+ROLE_INFO: dict[Role, tuple[str, str]] = {
+    Role.SUPER_ADMIN: (
+        "Super Admin",
+        "Every permission on every entity; cannot be combined with other roles.",
+    ),
+    Role.ALL_READER: ("All Reader", "Read every entity; change nothing."),
+    Role.ALL_WRITER: ("All Writer", "Read and write every entity."),
+    Role.EVENT_INGESTOR: ("Event Ingestor", "Send usage events; cannot read them."),
+    Role.EVENT_READER: ("Event Reader", "Read usage events; cannot send them."),
 }
 
 
@@ -114,10 +133,18 @@ class Actor:
     id: str
     roles: tuple[Role, ...]
     account_type: str = "service_account"
+    #: A publishable key's caller: it may ingest events and nothing else, reads included
+    #: (``Scoped.read`` refuses it).
+    publishable: bool = False
 
     @classmethod
     def system(cls) -> Actor:
         return cls(id="system", roles=(Role.SUPER_ADMIN,), account_type="system")
+
+    @property
+    def is_human_super_admin(self) -> bool:
+        """A user account (or its key) holding ``super_admin``, or the embedding host itself."""
+        return Role.SUPER_ADMIN in self.roles and self.account_type in ("user", "system")
 
     def can(self, entity: str, action: Action) -> bool:
         return any(_grants(role, entity, action) for role in self.roles)
@@ -137,12 +164,47 @@ class EnvironmentType(StrEnum):
     PRODUCTION = "production"
 
 
+class _Details(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TenantAddress(_Details):
+    """The reference's ``Address`` (every part optional)."""
+
+    address_line1: Annotated[str, Field(max_length=255)] | None = None
+    address_line2: Annotated[str, Field(max_length=255)] | None = None
+    address_city: Annotated[str, Field(max_length=100)] | None = None
+    address_state: Annotated[str, Field(max_length=100)] | None = None
+    address_postal_code: Annotated[str, Field(max_length=20)] | None = None
+    address_country: Annotated[str, Field(max_length=100)] | None = None
+
+
+class TenantBillingDetails(_Details):
+    """How the tenant's own customers reach it: shown on its invoices' issuer block."""
+
+    address: TenantAddress | None = None
+    email: Annotated[str, Field(max_length=254)] | None = None
+    help_email: Annotated[str, Field(max_length=254)] | None = None
+    phone: Annotated[str, Field(max_length=50)] | None = None
+
+
 class Tenant(Record):
+    """A tenant. ``suspended_at`` set: suspended by the operator (``Billing.suspend_tenant``):
+    its callers may read, every write is refused."""
+
     name: str
     metadata: dict[str, str] = {}
+    billing_details: TenantBillingDetails | None = None
+    suspended_at: UtcDatetime | None = None
+
+    @property
+    def suspended(self) -> bool:
+        return self.suspended_at is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"suspended_at"})
+        data["status"] = "suspended" if self.suspended else self.status.value
+        return data
 
 
 class Environment(TenantResource):
@@ -174,18 +236,28 @@ class Account(TenantResource):
         return data
 
 
+class ApiKeyType(StrEnum):
+    """``private_key`` (``sk_``): acts with its roles. ``publishable_key`` (``pk_``): may be
+    embedded in client code, so it may only ingest events."""
+
+    PRIVATE_KEY = "private_key"
+    PUBLISHABLE_KEY = "publishable_key"
+
+
 class ApiKey(EnvironmentResource):
     """An API key bound to one environment. Only its SHA-256 hash is stored; ``roles`` are a
-    copy of the account's roles at creation and never change."""
+    copy of the account's roles at creation and never change. ``last_used_at`` is coarse: it is
+    written at most once per ``Settings.api_key_last_used_interval`` per key."""
 
     name: str
-    type: str = "private_key"
+    type: ApiKeyType = ApiKeyType.PRIVATE_KEY
     key_hash: str
     display_id: str
     account_id: str
     account_type: AccountType
     roles: tuple[Role, ...]
     expires_at: UtcDatetime | None = None
+    last_used_at: UtcDatetime | None = None
 
     def is_usable(self, now: datetime) -> bool:
         return self.status == "published" and (self.expires_at is None or now < self.expires_at)
@@ -194,12 +266,13 @@ class ApiKey(EnvironmentResource):
         return {
             "id": self.id,
             "name": self.name,
-            "type": self.type,
+            "type": self.type.value,
             "display_id": self.display_id,
             "roles": [r.value for r in self.roles],
             "user_id": self.account_id,
             "user_type": self.account_type.value,
             "expires_at": iso(self.expires_at),
+            "last_used_at": iso(self.last_used_at),
             "status": self.status.value,
             "provider": "flexprice",  # the reference's SecretProvider for the platform's own keys
             "created_at": iso(self.created_at),

@@ -1,6 +1,7 @@
 """Secrets: API key values, password hashes and signed session tokens (pure functions).
 
-- API keys are ``sk_`` plus 43 base64url characters (256 random bits); stored as SHA-256 hex.
+- API keys are ``sk_`` (private) or ``pk_`` (publishable) plus 43
+  base64url characters (256 random bits); stored as SHA-256 hex.
 - Passwords are hashed with scrypt and a random salt: ``scrypt$<n>$<r>$<p>$<salt>$<hash>``.
 - Session tokens are JWTs signed with HMAC-SHA256 carrying ``tenant_id``, ``user_id``, optional
   ``environment_id``, ``iat`` and ``exp`` (seconds since the epoch).
@@ -34,13 +35,15 @@ __all__ = [
     "verify_token",
 ]
 
-_KEY_RE = re.compile(r"^sk_[A-Za-z0-9_-]{43}$")
+_KEY_RE = re.compile(r"^[sp]k_[A-Za-z0-9_-]{43}$")
 _SCRYPT = (2**14, 8, 1)
 
 
-def new_api_key() -> str:
-    """A fresh secret API key value (shown to its owner once)."""
-    return "sk_" + secrets.token_urlsafe(32)
+def new_api_key(prefix: str = "sk_") -> str:
+    """A fresh API key value (shown to its owner once): ``sk_`` private, ``pk_`` publishable."""
+    if prefix not in ("sk_", "pk_"):
+        raise ValueError(f"unknown API key prefix {prefix!r}")
+    return prefix + secrets.token_urlsafe(32)
 
 
 def is_well_formed_api_key(value: str) -> bool:

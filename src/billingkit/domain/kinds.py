@@ -151,6 +151,7 @@ KINDS: dict[str, Kind] = {
             Account,
             Level.TENANT,
             unique=(Unique(("email",)),),
+            searchable=searchable(type=EQ),
         ),
         Kind(
             "api_keys",

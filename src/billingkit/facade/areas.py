@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from billingkit.display import InvoiceView
 from billingkit.documents import render_invoice_pdf
-from billingkit.domain.access import Account, ApiKey, Environment
+from billingkit.domain.access import Account, AccountType, ApiKey, Environment, Tenant
 from billingkit.domain.customers import Customer
 from billingkit.domain.invoices import Invoice
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.queries import Filter, ListQuery, Op, Page, Sort
-from billingkit.domain.validation import parse_input
+from billingkit.domain.validation import InputModel, parse_input
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
 from billingkit.services import (
     access,
+    access_management,
     checkout_flows,
     credit_grant_applications,
     credit_notes,
@@ -74,7 +75,9 @@ __all__ = [
     "Invoices",
     "Notifications",
     "Payments",
+    "Roles",
     "Subscriptions",
+    "Tenants",
     "Users",
     "Wallets",
 ]
@@ -103,10 +106,64 @@ class Users(Area):
 
     create = RequestOp(access.create_account, access.AccountCreate)
     get = IdOp(access.get_account, read_only=True)
+    #: The tenant's accounts by ``user_ids``, ``type``, ``roles`` (any of), paged.
+    search = RequestOp(access_management.search_users, access_management.UserSearch, read_only=True)
+    #: Rename a service account (``name``, ``metadata``); needs roles covering the account's.
+    update = IdRequestOp(access_management.update_service_account, access_management.ServiceAccountUpdate)
+    #: Replace a user account's roles: a human super admin only, never its own, no usable keys.
+    update_roles = IdRequestOp(access_management.update_user_roles, access_management.RolesUpdate)
+    #: The caller's own ``name`` and ``metadata``.
+    update_me = RequestOp(access_management.update_me, access_management.UserUpdate)
 
     def me(self) -> Account:
         """The caller's own account."""
         return self.get(self._s.actor.id)
+
+    def delete(self, account_id: str, /) -> access_management.AccountDeletion:
+        """Delete (archive) a service account and revoke its API keys in every environment;
+        they are refused from now on by this ``Billing`` (other processes sharing the store
+        refuse them within ``settings.api_key_cache_ttl``)."""
+        return self._forget_keys(self._s.run(access_management.delete_service_account, account_id=account_id))
+
+    def remove(self, account_id: str, /) -> access_management.AccountDeletion:
+        """Remove a human user from the tenant (a human super admin only, not oneself): the
+        account is archived, its sessions and API keys stop working."""
+        return self._forget_keys(self._s.run(access_management.remove_user, account_id=account_id))
+
+    def _forget_keys(self, deleted: access_management.AccountDeletion) -> access_management.AccountDeletion:
+        for key in deleted.revoked_keys:
+            self._s.billing.api_key_cache.forget(key.key_hash)
+        return deleted
+
+
+class Roles(Area):
+    """The role catalogue: what each role is called and grants."""
+
+    def list(self, user_type: AccountType | str | None = None) -> list[access_management.RoleDescription]:
+        """Every role (``user_type``, ``user`` or ``service_account``, narrows nothing: both
+        may hold every role)."""
+        kind = None if user_type is None else parse_input(_UserTypeQuery, {"user_type": user_type}).user_type
+        return self._s.read(access_management.list_roles, user_type=kind)
+
+    def get(self, role_id: str, /) -> access_management.RoleDescription:
+        """One role (``NotFound`` for an unknown id)."""
+        return self._s.read(access_management.get_role, role_id=role_id)
+
+
+class Tenants(Area):
+    """The caller's own tenant (another tenant's id is ``NotFound``)."""
+
+    get = IdOp(access_management.get_tenant, read_only=True)
+    #: ``name``, ``billing_details``, ``metadata``: each given one replaces the stored one.
+    update = RequestOp(access_management.update_tenant, access_management.TenantUpdate)
+
+    def mine(self) -> Tenant:
+        """The caller's tenant."""
+        return self.get(self._s.tenant_id)
+
+
+class _UserTypeQuery(InputModel):
+    user_type: AccountType
 
 
 class Environments(Area):

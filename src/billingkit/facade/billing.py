@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any, Final, TypeVar
 
 from billingkit.clock import SystemClock
-from billingkit.domain.access import Account, Actor, Tenant
+from billingkit.domain.access import Account, Actor, ApiKey, Tenant
 from billingkit.domain.ids import IdFactory
 from billingkit.domain.notifications import NotificationEvent
 from billingkit.domain.validation import ensure_utc
@@ -23,7 +23,8 @@ from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
 from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
-from billingkit.services import access, portal_sessions
+from billingkit.services import access, access_management, portal_sessions
+from billingkit.services.access_management import TenantStatusCache
 from billingkit.services.api_key_cache import ApiKeyCache
 from billingkit.services.billing_runs import RunReport
 from billingkit.services.context import Context, DueRun, Providers
@@ -128,6 +129,8 @@ class Billing:
         self.entitlement_cache = EntitlementCache()
         #: Authenticated API keys, reused for ``settings.api_key_cache_ttl``.
         self.api_key_cache = ApiKeyCache()
+        #: Tenants' suspension as last read, reused for ``settings.tenant_status_ttl``.
+        self.tenant_status = TenantStatusCache()
 
     @property
     def max_bulk_events(self) -> int:
@@ -249,9 +252,26 @@ class Billing:
             # Authentication only reads: it never waits behind a billing run's write lock.
             with self.storage.unit_of_work(read_only=True) as uow:
                 principal = access.authenticate_api_key(
-                    uow, api_key=api_key, now=now, environment_id=environment_id, cache=cache if ttl else None
+                    uow,
+                    api_key=api_key,
+                    now=now,
+                    environment_id=environment_id,
+                    cache=cache if ttl else None,
+                    last_used_interval=self.settings.api_key_last_used_interval,
                 )
+            if principal.stale_key is not None:
+                self._record_key_use(principal.stale_key, now)
         return Scoped(self, principal.tenant_id, principal.environment_id, principal.actor)
+
+    def _record_key_use(self, key: ApiKey, now: datetime) -> None:
+        """Write a key's ``last_used_at`` (at most once per ``api_key_last_used_interval``): a
+        bookkeeping write, so its failure is logged and the request goes on."""
+        try:
+            with self.storage.unit_of_work(key.tenant_id, key.environment_id) as uow:
+                access.record_key_use(uow, key=key, now=now)
+                uow.commit()
+        except Exception:  # the caller is authenticated whatever happens to this note
+            log.warning("could not record the use of API key %s", key.id, exc_info=True)
 
     def authenticate_token(self, token: str, *, environment_id: str | None = None) -> Scoped:
         """The scoped view a session token gives access to."""
@@ -319,6 +339,32 @@ class Billing:
         return self._system_call(
             self.ids.new("tenant"), lambda uow, ctx: access.create_tenant(uow, ctx, name=name)
         )
+
+    def tenant(self, tenant_id: str) -> Tenant:
+        """A tenant as the operator sees it (``NotFound`` when there is none). Only reads."""
+        ctx = self.context(tenant_id, None, Actor.system())
+        with self.storage.unit_of_work(tenant_id, None, read_only=True) as uow:
+            return access_management.get_tenant(uow, ctx, tenant_id=tenant_id)
+
+    def suspend_tenant(self, tenant_id: str) -> Tenant:
+        """Suspend a tenant (an operator's operation): its callers may still read, but every
+        write, through the library or HTTP, raises ``PermissionDenied`` ("tenant account is
+        suspended"). Applies at once through this ``Billing``; other processes sharing the store
+        follow within ``settings.tenant_status_ttl``. Scheduled work (billing runs, webhook
+        delivery) goes on. Idempotent."""
+        return self._set_suspended(tenant_id, suspended=True)
+
+    def reactivate_tenant(self, tenant_id: str) -> Tenant:
+        """End a tenant's suspension (see :meth:`suspend_tenant`). Idempotent."""
+        return self._set_suspended(tenant_id, suspended=False)
+
+    def _set_suspended(self, tenant_id: str, *, suspended: bool) -> Tenant:
+        tenant = self._system_call(
+            tenant_id,
+            lambda uow, ctx: access_management.set_tenant_suspended(uow, ctx, suspended=suspended),
+        )
+        self.tenant_status.forget(tenant_id)
+        return tenant
 
     def bootstrap(
         self,

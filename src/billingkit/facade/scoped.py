@@ -11,10 +11,11 @@ from billingkit.domain.access import Actor
 from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
-from billingkit.errors import ServiceUnavailable
+from billingkit.errors import PermissionDenied, ServiceUnavailable
 from billingkit.facade import alerting, areas, catalog, checkout, metering, portal, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
+from billingkit.services.access_management import require_writable
 
 if TYPE_CHECKING:
     from billingkit.facade.billing import Billing
@@ -39,7 +40,16 @@ class Scoped:
         notifications it recorded to in-process subscribers."""
         ctx = self.billing.context(self.tenant_id, self.environment_id, self.actor)
         uow: UnitOfWork
-        with self.billing.storage.unit_of_work(self.tenant_id, self.environment_id) as uow:
+        billing = self.billing
+        with billing.storage.unit_of_work(self.tenant_id, self.environment_id) as uow:
+            # The one place a suspended tenant's writes are refused (library and HTTP alike).
+            require_writable(
+                uow,
+                self.tenant_id,
+                now=ctx.now,
+                cache=billing.tenant_status,
+                ttl=billing.settings.tenant_status_ttl,
+            )
             result = fn(uow, ctx, **kwargs)
             uow.commit()
         self.billing._dispatch(ctx.recorded)
@@ -50,7 +60,10 @@ class Scoped:
         (``storage.unit_of_work(..., read_only=True)``): on SQLite it answers while a billing run
         holds the write lock, and a write it attempts raises ``ReadOnlyTransaction``. Operations
         declared ``read_only=True`` (gets, lists, searches, usage, entitlement checks, previews
-        that compute without writing) come here."""
+        that compute without writing) come here. A publishable key's caller reads nothing
+        (it may only ingest events)."""
+        if self.actor.publishable:
+            raise PermissionDenied("a publishable key may only ingest events")
         ctx = self.billing.context(self.tenant_id, self.environment_id, self.actor)
         uow: UnitOfWork
         for attempt in range(2):
@@ -93,6 +106,8 @@ class Scoped:
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
     alerts = cached_property(alerting.Alerts)
+    roles = cached_property(areas.Roles)
+    tenants = cached_property(areas.Tenants)
 
     def backtest(
         self,

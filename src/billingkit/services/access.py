@@ -11,9 +11,9 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from billingkit.domain.access import (
     Account,
@@ -21,6 +21,7 @@ from billingkit.domain.access import (
     Action,
     Actor,
     ApiKey,
+    ApiKeyType,
     Environment,
     EnvironmentType,
     Role,
@@ -81,17 +82,21 @@ __all__ = [
     "list_api_keys",
     "list_environments",
     "login",
+    "record_key_use",
     "start_session",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """An authenticated caller: its tenant, its environment (if any) and its roles."""
+    """An authenticated caller: its tenant, its environment (if any) and its roles.
+    ``stale_key``: the API key as just read from the store when its ``last_used_at`` is due to be
+    written (see :func:`authenticate_api_key`); ``None`` otherwise."""
 
     tenant_id: str
     environment_id: str | None
     actor: Actor
+    stale_key: ApiKey | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +249,21 @@ def get_account(uow: UnitOfWork, ctx: Context, *, account_id: str) -> Account:
 
 
 class ApiKeyCreate(InputModel):
+    """``POST /secrets/api/keys``. ``expires_at``: an instant, or ``"never"`` (or absent) for a
+    key that does not expire. ``type``: ``private_key`` (``sk_``, acts with the account's roles)
+    or ``publishable_key`` (``pk_``, may only ingest events)."""
+
     name: Name
-    type: Literal["private_key"] = "private_key"
+    type: ApiKeyType = ApiKeyType.PRIVATE_KEY
     expires_at: UtcDatetime | None = None
     service_account_id: str | None = None
+
+    @field_validator("expires_at", mode="before")
+    @classmethod
+    def _never(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() == "never":
+            return None
+        return value
 
 
 def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> IssuedKey:
@@ -274,7 +290,16 @@ def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> Issue
                 "the caller has no account; pass service_account_id to issue a key for one"
             )
     _require_covered(ctx, account.roles, f"issue a key for account {account.id}")
-    plain = new_api_key()
+    roles = account.roles
+    if data.type is ApiKeyType.PUBLISHABLE_KEY:
+        # A publishable key ends up in client code: it only ever ingests events.
+        if not role_covers(account.roles, Role.EVENT_INGESTOR):
+            raise ValidationError(
+                "a publishable key ingests events: its account must hold a role covering event_ingestor",
+                field="type",
+            )
+        roles = (Role.EVENT_INGESTOR,)
+    plain = new_api_key("pk_" if data.type is ApiKeyType.PUBLISHABLE_KEY else "sk_")
     key = ApiKey(
         id=ctx.ids.new("secret"),
         name=data.name,
@@ -283,7 +308,7 @@ def issue_api_key(uow: UnitOfWork, ctx: Context, *, data: ApiKeyCreate) -> Issue
         display_id=display_id(plain),
         account_id=account.id,
         account_type=account.type,
-        roles=account.roles,
+        roles=roles,
         expires_at=data.expires_at,
         **ctx.stamp(),
     )
@@ -339,8 +364,10 @@ def _check_key_use(
         raise Unauthorized("this API key belongs to another environment")
 
 
-def _principal(entry: CachedKey) -> Principal:
-    return Principal(tenant_id=entry.tenant_id, environment_id=entry.environment_id, actor=entry.actor)
+def _principal(entry: CachedKey, stale_key: ApiKey | None = None) -> Principal:
+    return Principal(
+        tenant_id=entry.tenant_id, environment_id=entry.environment_id, actor=entry.actor, stale_key=stale_key
+    )
 
 
 def cached_api_key(
@@ -371,12 +398,18 @@ def authenticate_api_key(
     now: datetime,
     environment_id: str | None = None,
     cache: ApiKeyCache | None = None,
+    last_used_interval: timedelta | None = None,
 ) -> Principal:
     """Resolve an ``x-api-key`` value with one read of the store (the key and whether its account
     is live). Every failure is :class:`Unauthorized`: missing, malformed, unknown, expired or
     deleted keys, keys of deleted accounts, and a key used against another environment
     (``environment_id`` names one other than the key's; empty counts as absent). A usable key is
-    kept in ``cache`` (see :mod:`billingkit.services.api_key_cache`)."""
+    kept in ``cache`` (see :mod:`billingkit.services.api_key_cache`).
+
+    With ``last_used_interval``, a key whose stored ``last_used_at`` is absent or at least that
+    old comes back as ``Principal.stale_key``: the caller writes the use
+    (:func:`record_key_use`). Only this store read decides, so a key answered from the cache
+    costs nothing, and a busy key is written about once per interval."""
     environment_id = _environment_choice(environment_id)
     if not api_key:
         raise Unauthorized("missing API key: send it in the x-api-key header")
@@ -392,11 +425,26 @@ def authenticate_api_key(
     _check_key_use(environment_id, key.environment_id, key.expires_at, now)
     if not account_live:
         raise Unauthorized("the account of this API key no longer exists")
-    actor = Actor(id=key.account_id, roles=key.roles, account_type=key.account_type.value)
+    actor = Actor(
+        id=key.account_id,
+        roles=key.roles,
+        account_type=key.account_type.value,
+        publishable=key.type is ApiKeyType.PUBLISHABLE_KEY,
+    )
     entry = CachedKey(key.tenant_id, key.environment_id, actor, key.expires_at, now)
     if cache is not None:
         cache.put(key_hash, entry)
-    return _principal(entry)
+    stale = last_used_interval is not None and (
+        key.last_used_at is None or now - key.last_used_at >= last_used_interval
+    )
+    return _principal(entry, key if stale else None)
+
+
+def record_key_use(uow: UnitOfWork, *, key: ApiKey, now: datetime) -> None:
+    """Write ``last_used_at = now`` on ``key`` (as read by :func:`authenticate_api_key`) and
+    nothing else: a key revoked meanwhile stays revoked. ``uow`` is any write unit of work."""
+    keys = uow.for_scope(key.tenant_id, key.environment_id).api_keys
+    keys.update_many([(key, key.model_copy(update={"last_used_at": now}))])
 
 
 def check_password(uow: UnitOfWork, *, email: str, password: str, tenant_id: str | None = None) -> Account:

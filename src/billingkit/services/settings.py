@@ -18,6 +18,7 @@ from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 __all__ = [
     "DEFAULT_ALERT_CHECK_INTERVAL",
     "DEFAULT_API_KEY_CACHE_TTL",
+    "DEFAULT_API_KEY_LAST_USED_INTERVAL",
     "DEFAULT_ENTITLEMENT_CACHE_TTL",
     "DEFAULT_RENEWAL_NOTICE",
     "Settings",
@@ -29,6 +30,10 @@ DEFAULT_RENEWAL_NOTICE = timedelta(days=3)
 DEFAULT_ENTITLEMENT_CACHE_TTL = timedelta(seconds=30)
 #: Default for how long an authenticated API key is reused without reading the store.
 DEFAULT_API_KEY_CACHE_TTL = timedelta(seconds=5)
+#: Default for how often an API key's ``last_used_at`` is written at most.
+DEFAULT_API_KEY_LAST_USED_INTERVAL = timedelta(minutes=10)
+#: Default for how long a process trusts what it read of a tenant's suspension.
+DEFAULT_TENANT_STATUS_TTL = timedelta(seconds=5)
 #: Default for how often the worker evaluates each alert setting.
 DEFAULT_ALERT_CHECK_INTERVAL = timedelta(minutes=1)
 
@@ -71,6 +76,15 @@ class Settings:
       account was removed, keeps working at most this long; expiry and the environment are
       checked on every use, and a revocation through the same ``Billing`` applies at once.
       ``timedelta(0)`` reads the key on every request.
+    - ``api_key_last_used_interval``: an API key's ``last_used_at`` is written at most once per
+      this interval (default 10 minutes): only when authentication reads the key from the store
+      (a cache miss) and the stored value is older, so it is at most this much (plus
+      ``api_key_cache_ttl``) behind the key's real last use, and a busy key costs one write per
+      interval, not one per request.
+    - ``tenant_status_ttl``: how long a process reuses what it read of a tenant's suspension
+      before a write (default 5 s; ``timedelta(0)`` reads it in every write unit of work). A
+      suspension through the same ``Billing`` applies at once; one by another process within
+      this long.
     - ``auto_invoice_check_interval``: how often the billing run prices the current usage of a
       subscription with an ``auto_invoice_threshold`` (> 0; default 5 minutes, as the reference).
     - ``auto_cancellation_grace_days``: ``None`` (the default) leaves subscriptions with unpaid
@@ -128,6 +142,8 @@ class Settings:
     webhook_disable_after: int | None = 5
     public_url: str | None = None
     portal_session_lifetime: timedelta = timedelta(hours=1)
+    api_key_last_used_interval: timedelta = DEFAULT_API_KEY_LAST_USED_INTERVAL
+    tenant_status_ttl: timedelta = DEFAULT_TENANT_STATUS_TTL
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -157,6 +173,16 @@ class Settings:
         if not isinstance(key_ttl, timedelta) or key_ttl < timedelta(0):
             raise ValidationError(
                 "api_key_cache_ttl must be a timedelta of at least 0", field="api_key_cache_ttl"
+            )
+        used = self.api_key_last_used_interval
+        if not isinstance(used, timedelta) or used <= timedelta(0):
+            raise ValidationError(
+                "api_key_last_used_interval must be a timedelta above 0", field="api_key_last_used_interval"
+            )
+        status_ttl = self.tenant_status_ttl
+        if not isinstance(status_ttl, timedelta) or status_ttl < timedelta(0):
+            raise ValidationError(
+                "tenant_status_ttl must be a timedelta of at least 0", field="tenant_status_ttl"
             )
         check = self.auto_invoice_check_interval
         if not isinstance(check, timedelta) or check <= timedelta(0):

@@ -1,12 +1,14 @@
-"""``/v1/secrets/api/keys``, ``/v1/users``, ``/v1/environments``, ``/v1/auth/login``."""
+"""``/v1/secrets/api/keys``, ``/v1/users``, ``/v1/environments``, ``/v1/auth/login``,
+``/v1/rbac/roles``, ``/v1/tenants``."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
+from billingkit.domain.access import AccountType
 from billingkit.domain.queries import ListQuery
 from billingkit.domain.validation import InputModel
 from billingkit.facade import Billing
@@ -17,11 +19,22 @@ from billingkit.http.schemas.access import (
     CreateAPIKeyResponse,
     CreateUserResponse,
     ListEnvironmentsResponse,
+    ListRolesResponse,
     ListSecretsResponse,
+    ListUsersResponse,
     LoginResponse,
+    RoleResponse,
+    TenantResponse,
     UserResponse,
 )
 from billingkit.services.access import AccountCreate, ApiKeyCreate
+from billingkit.services.access_management import (
+    RolesUpdate,
+    ServiceAccountUpdate,
+    TenantUpdate,
+    UserSearch,
+    UserUpdate,
+)
 
 router = APIRouter(tags=["access"], route_class=WireRoute)
 
@@ -55,6 +68,58 @@ def create_user(caller: Caller, body: AccountCreate) -> CreateUserResponse:
 @router.get("/users/me")
 def get_me(caller: Caller) -> UserResponse:
     return UserResponse.model_validate(caller.users.me().to_dict())
+
+
+@router.put("/users/me")
+def update_me(caller: Caller, body: UserUpdate) -> UserResponse:
+    return UserResponse.model_validate(caller.users.update_me(body).to_dict())
+
+
+@router.post("/users/search")
+def search_users(caller: Caller, body: UserSearch) -> ListUsersResponse:
+    return ListUsersResponse.model_validate(caller.users.search(body).to_dict())
+
+
+@router.put("/users/{user_id}")
+def update_service_account(caller: Caller, user_id: str, body: ServiceAccountUpdate) -> UserResponse:
+    return UserResponse.model_validate(caller.users.update(user_id, body).to_dict())
+
+
+@router.delete("/users/{user_id}", status_code=204)
+def delete_service_account(caller: Caller, user_id: str) -> Response:
+    caller.users.delete(user_id)
+    return Response(status_code=204)
+
+
+@router.put("/users/{user_id}/roles")
+def update_user_roles(caller: Caller, user_id: str, body: RolesUpdate) -> UserResponse:
+    return UserResponse.model_validate(caller.users.update_roles(user_id, body).to_dict())
+
+
+@router.post("/users/{user_id}/remove", status_code=204)
+def remove_user(caller: Caller, user_id: str) -> Response:
+    caller.users.remove(user_id)
+    return Response(status_code=204)
+
+
+@router.get("/rbac/roles")
+def list_roles(caller: Caller, user_type: Annotated[AccountType | None, Query()] = None) -> ListRolesResponse:
+    return ListRolesResponse(items=[RoleResponse(**r.to_dict()) for r in caller.roles.list(user_type)])
+
+
+@router.get("/rbac/roles/{role_id}")
+def get_role(caller: Caller, role_id: str) -> RoleResponse:
+    return RoleResponse(**caller.roles.get(role_id).to_dict())
+
+
+@router.put("/tenants/update")
+def update_tenant(caller: Caller, body: TenantUpdate) -> TenantResponse:
+    return TenantResponse.model_validate(caller.tenants.update(body).to_dict())
+
+
+@router.get("/tenants/{tenant_id}")
+def get_tenant(caller: Caller, tenant_id: str) -> TenantResponse:
+    return TenantResponse.model_validate(caller.tenants.get(tenant_id).to_dict())
 
 
 @router.get("/environments")

@@ -44,6 +44,8 @@ tenants = Table(
     *common_columns(tenant=False, environment=False),
     Column("name", String(255), nullable=False),
     Column("metadata", JsonDocument(), nullable=False),
+    Column("billing_details", JsonDocument()),
+    Column("suspended_at", UtcDateTime()),
 )
 
 environments = Table(
@@ -88,6 +90,7 @@ api_keys = Table(
     Column("account_type", String(32), nullable=False),
     Column("roles", JsonDocument(), nullable=False),
     Column("expires_at", UtcDateTime()),
+    Column("last_used_at", UtcDateTime()),
     Index("uq_api_keys_key_hash", "key_hash", unique=True),
     Index("ix_api_keys_scope", "tenant_id", "environment_id", "created_at"),
 )
