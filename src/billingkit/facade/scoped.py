@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
-from billingkit.facade import alerting, areas, catalog, checkout, metering, webhooks
+from billingkit.facade import alerting, areas, catalog, checkout, costs, metering, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -93,6 +93,7 @@ class Scoped:
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
     alerts = cached_property(alerting.Alerts)
+    costs = cached_property(costs.Costs)
 
     def backtest(
         self,

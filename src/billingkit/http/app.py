@@ -19,6 +19,7 @@ from billingkit.http.routes import (
     alerts,
     cancellation,
     checkout,
+    costs,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -113,6 +114,7 @@ def build_app(
         alerts,
         webhooks,
         checkout,
+        costs,
     ):
         include(module.router, "/v1")
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
