@@ -1,6 +1,9 @@
-"""Cost sheets and cost analytics through the official SDK."""
+"""Cost sheets, cost analytics and usage analytics through the official SDK."""
 
 from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from flexprice import Flexprice, models
@@ -78,3 +81,73 @@ def test_costsheet_round_trip(sdk: Flexprice, env: Scoped) -> None:
     with pytest.raises(errors.FlexpriceError) as gone:
         sdk.costs.get_costsheet(id=sheet.id)
     assert status_and_code(gone.value) == (404, "not_found")
+
+
+def test_usage_and_cost_analytics_round_trip(sdk: Flexprice, env: Scoped) -> None:
+    calls = env.meters.create(name="Calls", event_name="api.call", aggregation={"type": "COUNT"})
+    feature = env.features.create(name="API", type="metered", meter_id=calls.id)
+    plan = sdk.plans.create_plan(name="Pro")
+    sdk.prices.create_price(**COST, entity_type="PLAN", entity_id=plan.id, meter_id=calls.id, amount="0.10")
+    customer = sdk.customers.create_customer(external_id="cust-ada", name="Ada")
+    env.subscriptions.create(
+        customer_id=customer.id, plan_id=plan.id, currency="usd", billing_period="MONTHLY"
+    )
+    start = env.subscriptions.list(customer_id=customer.id).items[0].current_period_start
+    sdk.events.ingest_events_bulk(
+        events=[
+            {
+                "event_id": f"call-{i}",
+                "event_name": "api.call",
+                "external_customer_id": "cust-ada",
+                "source": "api" if i % 3 else "batch",
+                "timestamp": (start + timedelta(hours=i * 6)).isoformat(),
+            }
+            for i in range(10)
+        ]
+    )
+    window = {"start_time": start, "end_time": start + timedelta(days=3)}
+
+    usage = known(
+        sdk.events.get_usage_analytics(
+            external_customer_id="cust-ada", window_size="DAY", group_by=["feature_id", "source"], **window
+        )
+    )
+    assert isinstance(usage, models.GetUsageAnalyticsResponse)
+    assert (usage.currency, usage.total_cost) == ("usd", "1.00")
+    items = usage.items or []
+    assert [(i.feature_id, i.source, i.total_usage, i.total_cost, i.event_count) for i in items] == [
+        (feature.id, "api", "6", "0.60", 6),
+        (feature.id, "batch", "4", "0.40", 4),
+    ]
+    points = items[0].points or []
+    assert [(p.usage, p.cost, p.event_count) for p in points][:1] == [("2", "0.20", 2)]
+    assert sum(Decimal(p.cost or "0") for p in points) == Decimal("0.60")
+    assert items[0].window_size == "DAY" and items[0].aggregation_type == "COUNT"
+
+    sheet = sdk.costs.create_costsheet(name="Infra").costsheet
+    assert sheet is not None and sheet.id is not None
+    sdk.prices.create_price(
+        **COST, entity_type="COSTSHEET", entity_id=sheet.id, meter_id=calls.id, amount="0.04"
+    )
+    costs = known(sdk.costs.get_detailed_cost_analytics(external_customer_id="cust-ada", **window))
+    assert isinstance(costs, models.GetDetailedCostAnalyticsResponse)
+    assert (costs.total_cost, costs.total_revenue, costs.margin, costs.margin_percent) == (
+        "0.40",
+        "1.00",
+        "0.60",
+        "60.00",
+    )
+    assert (costs.roi, costs.roi_percent, costs.currency) == ("1.5000", "150.00", "usd")
+    (item,) = costs.cost_analytics or []
+    assert (item.customer_id, item.meter_id, item.costsheet_id, item.total_quantity, item.total_events) == (
+        customer.id,
+        calls.id,
+        sheet.id,
+        "10",
+        10,
+    )
+    assert len(item.cost_by_period or []) == 4  # 09:30 on day 1 to 09:30 on day 4: four UTC days
+
+    with pytest.raises(errors.FlexpriceError) as refused:
+        sdk.events.get_usage_analytics(group_by=["customer_id"], **window)
+    assert status_and_code(refused.value) == (400, "validation_error")

@@ -198,3 +198,77 @@ def test_costs_in_several_currencies_are_refused(world: World) -> None:
     with pytest.raises(InvalidOperation):
         world.s.usage.analytics(**_period(world))
     assert world.s.usage.analytics(external_customer_id="c-eur", **_period(world)).currency == "eur"
+
+
+# -- cost analytics (POST /costs/analytics) over the same month --------------------------------
+
+
+def _cost_sheet(world: World, amount: str = "0.002") -> str:
+    sheet = world.s.costs.create(name="Infra", lookup_key="infra")
+    world.s.prices.create(
+        entity_type="COSTSHEET",
+        entity_id=sheet.costsheet.id,
+        type="USAGE",
+        billing_model="FLAT_FEE",
+        billing_period="MONTHLY",
+        invoice_cadence="ARREAR",
+        currency="usd",
+        meter_id=world.meter_id,
+        amount=amount,
+    )
+    return sheet.costsheet.id
+
+
+def test_cost_against_revenue_per_customer_and_meter(world: World) -> None:
+    sheet_id = _cost_sheet(world)
+    got = world.s.costs.analytics(**_period(world))
+    rows = [
+        (i.customer.external_id, i.total_quantity, i.total_events, i.total_cost, i.total_revenue)
+        for i in got.items
+    ]
+    assert sorted(rows) == [
+        ("c-a", Decimal(2100), 4, Decimal("4.20"), Decimal("36.00")),
+        ("c-b", Decimal(300), 2, Decimal("0.60"), Decimal("6.00")),
+    ]
+    assert {i.costsheet_id for i in got.items} == {sheet_id}
+    for item in got.items:
+        assert len(item.points) == 32  # daily points over the month
+        assert sum(p.cost for p in item.points) == item.total_cost
+        assert sum(p.quantity for p in item.points) == item.total_quantity
+    wire = got.to_dict()
+    assert (wire["total_cost"], wire["total_revenue"], wire["margin"], wire["currency"]) == (
+        "4.80",
+        "42.00",
+        "37.20",
+        "usd",
+    )
+    # 37.20 / 42.00 = 88.571...%; 37.20 / 4.80 = 7.75
+    assert (wire["margin_percent"], wire["roi"], wire["roi_percent"]) == ("88.57", "7.7500", "775.00")
+    one = world.s.costs.analytics(
+        external_customer_id="c-b", feature_ids=[world.feature_id], **_period(world)
+    )
+    assert [i.customer.external_id for i in one.items] == ["c-b"]
+    paged = world.s.costs.analytics(limit=1, offset=0, **_period(world))
+    assert len({i.customer.id for i in paged.items}) == 1
+
+
+def test_ratios_without_a_divisor_are_null(world: World) -> None:
+    _cost_sheet(world, amount="0")
+    wire = world.s.costs.analytics(external_customer_id="c-a", **_period(world)).to_dict()
+    assert (wire["total_cost"], wire["roi"], wire["roi_percent"], wire["margin_percent"]) == (
+        "0.00",
+        None,
+        None,
+        "100.00",
+    )
+    quiet = world.s.costs.analytics(
+        external_customer_id="c-a",
+        start_time=world.subs["c-a"].current_period_end + timedelta(days=40),
+        end_time=world.subs["c-a"].current_period_end + timedelta(days=41),
+    ).to_dict()
+    assert (quiet["cost_analytics"], quiet["margin_percent"], quiet["roi"]) == ([], None, None)
+
+
+def test_cost_analytics_needs_an_active_costsheet(world: World) -> None:
+    with pytest.raises(InvalidOperation):
+        world.s.costs.analytics(**_period(world))

@@ -8,7 +8,7 @@ Each operation is declared (see :mod:`billingkit.facade.operations`); the reques
 from __future__ import annotations
 
 from billingkit.facade.operations import Area, IdOp, IdRequestOp, RequestOp
-from billingkit.services import costsheets
+from billingkit.services import cost_analytics, costsheets
 
 __all__ = ["Costs"]
 
@@ -24,7 +24,12 @@ class Costs(Area):
     update = IdRequestOp(costsheets.update_costsheet, costsheets.CostsheetUpdate)
     delete = IdOp(costsheets.delete_costsheet)
     list = RequestOp(costsheets.list_costsheets, costsheets.CostsheetSearch, read_only=True)
+    #: Cost (the active sheet's prices) against revenue (subscription lines) per customer and
+    #: meter over a range, with margin and ROI (``POST /costs/analytics``).
+    analytics = RequestOp(
+        cost_analytics.get_cost_analytics, cost_analytics.CostAnalyticsRequest, read_only=True
+    )
 
     def active(self) -> costsheets.CostsheetDetail:
         """The active sheet (the live one created last) with its prices; ``NotFound`` if none."""
-        return self._s.read(costsheets.active_costsheet)
+        return self._s.read(costsheets.get_active_costsheet)

@@ -35,10 +35,10 @@ __all__ = [
     "CostsheetDetail",
     "CostsheetSearch",
     "CostsheetUpdate",
-    "active_costsheet",
     "create_costsheet",
     "delete_costsheet",
     "find_active_costsheet",
+    "get_active_costsheet",
     "get_costsheet",
     "list_costsheets",
     "update_costsheet",
@@ -165,7 +165,7 @@ def find_active_costsheet(uow: UnitOfWork) -> Costsheet | None:
     return page.items[0] if page.items else None
 
 
-def active_costsheet(uow: UnitOfWork, ctx: Context) -> CostsheetDetail:
+def get_active_costsheet(uow: UnitOfWork, ctx: Context) -> CostsheetDetail:
     """``GET /costs/active``: the active sheet with its prices; ``NotFound`` when there is none."""
     ctx.require(ENTITY, Action.READ)
     sheet = find_active_costsheet(uow)

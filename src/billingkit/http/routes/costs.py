@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from billingkit.http.auth import EnvCaller
 from billingkit.http.params import Expand
 from billingkit.http.rendering import WireRoute
+from billingkit.http.schemas.analytics import CostAnalyticsResponse
 from billingkit.http.schemas.costs import (
     CostsheetEnvelope,
     CostsheetFilter,
@@ -14,6 +15,7 @@ from billingkit.http.schemas.costs import (
     DeleteCostsheetResponse,
     ListCostsheetResponse,
 )
+from billingkit.services.cost_analytics import CostAnalyticsRequest
 from billingkit.services.costsheets import CostsheetCreate, CostsheetUpdate
 
 router = APIRouter(prefix="/costs", tags=["costs"], route_class=WireRoute)
@@ -27,6 +29,11 @@ def create_costsheet(caller: EnvCaller, body: CostsheetCreate) -> CostsheetEnvel
 @router.post("/search")
 def search_costsheets(caller: EnvCaller, body: CostsheetFilter) -> ListCostsheetResponse:
     return ListCostsheetResponse.model_validate(caller.costs.list(body.to_search()).to_dict())
+
+
+@router.post("/analytics")
+def get_cost_analytics(caller: EnvCaller, body: CostAnalyticsRequest) -> CostAnalyticsResponse:
+    return CostAnalyticsResponse.model_validate(caller.costs.analytics(body).to_dict())
 
 
 @router.get("/active")
