@@ -272,3 +272,24 @@ def test_ratios_without_a_divisor_are_null(world: World) -> None:
 def test_cost_analytics_needs_an_active_costsheet(world: World) -> None:
     with pytest.raises(InvalidOperation):
         world.s.costs.analytics(**_period(world))
+
+
+def test_a_costsheet_takes_usage_prices_only(world: World) -> None:
+    sheet = world.s.costs.create(name="Infra").costsheet
+    fixed = {"billing_model": "FLAT_FEE", "billing_period": "MONTHLY", "currency": "usd", "amount": "10"}
+    with pytest.raises(ValidationError) as caught:
+        world.s.prices.create(
+            entity_type="COSTSHEET", entity_id=sheet.id, type="FIXED", invoice_cadence="ADVANCE", **fixed
+        )
+    assert caught.value.field == "type"
+    with pytest.raises(ValidationError) as missing:
+        world.s.prices.create(
+            entity_type="COSTSHEET",
+            entity_id="costsheet_missing",
+            type="USAGE",
+            invoice_cadence="ARREAR",
+            meter_id=world.meter_id,
+            **fixed,
+        )
+    assert missing.value.field == "entity_id"
+    assert world.s.costs.get(sheet.id).prices == ()
