@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
+from billingkit.domain.queries import MAX_LIMIT, MAX_OFFSET
 from billingkit.domain.resources import Status
 from billingkit.domain.validation import InputModel, Key, Name, UtcDatetime
 from billingkit.http.schemas.base import EnvironmentRecordResponse, PaginationResponse, WireModel
@@ -49,9 +50,13 @@ class DeleteCostsheetResponse(WireModel):
     message: str
 
 
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET)]
+
+
 class _QueryFilter(InputModel):
-    limit: Annotated[int, Field(ge=1, le=1000)] | None = None
-    offset: Annotated[int, Field(ge=0)] | None = None
+    limit: Limit | None = None
+    offset: Offset | None = None
     order: Literal["asc", "desc"] | None = None
     sort: Annotated[str, Field(max_length=100)] | None = None
     status: Status | None = None
@@ -66,7 +71,9 @@ class _TimeRangeFilter(InputModel):
 class CostsheetFilter(InputModel):
     """``POST /costs/search`` as the reference spells it (``costsheetIDs``, ``lookupKey``,
     ``queryFilter``, ``timeRangeFilter``...; the snake-case names are accepted too).
-    ``tenantID``/``environmentID`` are ignored: the caller's own scope is searched."""
+    ``tenantID``/``environmentID`` are ignored: the caller's own scope is searched. Paging may
+    also be given at the top level (``limit``, ``offset``, ``order``) as on every other search;
+    ``queryFilter`` wins."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -80,6 +87,9 @@ class CostsheetFilter(InputModel):
     time_range_filter: Annotated[_TimeRangeFilter | None, Field(alias="timeRangeFilter")] = None
     tenant_id: Annotated[str | None, Field(alias="tenantID", max_length=64)] = None
     environment_id: Annotated[str | None, Field(alias="environmentID", max_length=64)] = None
+    limit: Limit | None = None
+    offset: Offset | None = None
+    order: Literal["asc", "desc"] | None = None
 
     def to_search(self) -> CostsheetSearch:
         """The library's search request (paging from ``queryFilter``; status: ``status``, else
@@ -97,8 +107,10 @@ class CostsheetFilter(InputModel):
             "expand": page.expand,
         }
         for name in ("limit", "offset", "order"):
-            if getattr(page, name) is not None:
-                fields[name] = getattr(page, name)
+            value = getattr(page, name)
+            value = getattr(self, name) if value is None else value
+            if value is not None:
+                fields[name] = value
         status = self.status or page.status
         if status is not None:
             fields["status"] = status
