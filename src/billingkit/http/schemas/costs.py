@@ -70,7 +70,7 @@ class _TimeRangeFilter(InputModel):
 
 class CostsheetFilter(InputModel):
     """``POST /costs/search`` as the reference spells it (``costsheetIDs``, ``lookupKey``,
-    ``queryFilter``, ``timeRangeFilter``...; the snake-case names are accepted too).
+    ``queryFilter``, ``timeRangeFilter``...).
     ``tenantID``/``environmentID`` are ignored: the caller's own scope is searched. Paging may
     also be given at the top level (``limit``, ``offset``, ``order``) as on every other search;
     ``queryFilter`` wins."""
@@ -117,10 +117,8 @@ class CostsheetFilter(InputModel):
         return CostsheetSearch(**fields)
 
 
-# The reference's camel-case names are accepted alongside the field names.
+# The body is read by the reference's camel-case names (the fields' aliases).
 CostsheetFilter.accepted_fields = tuple(
-    sorted(
-        {*CostsheetFilter.model_fields, *(f.alias for f in CostsheetFilter.model_fields.values() if f.alias)}
-    )
+    sorted(info.alias or name for name, info in CostsheetFilter.model_fields.items())
 )
 CostsheetFilter._accepted = frozenset(CostsheetFilter.accepted_fields)
