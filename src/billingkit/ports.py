@@ -30,6 +30,7 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.checkout_sessions import CheckoutSession
+from billingkit.domain.costsheets import Costsheet
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
@@ -259,6 +260,7 @@ class Repositories(Protocol):
     alert_settings: Repository[AlertSetting]
     alert_logs: Ledger[AlertLog]
     checkout_sessions: Repository[CheckoutSession]
+    costsheets: Repository[Costsheet]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

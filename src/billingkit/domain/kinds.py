@@ -39,6 +39,7 @@ from billingkit.domain.catalog import (
     TaxRate,
 )
 from billingkit.domain.checkout_sessions import CheckoutSession
+from billingkit.domain.costsheets import Costsheet
 from billingkit.domain.coupon_associations import CouponAssociation
 from billingkit.domain.credit_grant_applications import CreditGrantApplication
 from billingkit.domain.credit_notes import CreditNote
@@ -516,5 +517,7 @@ KINDS: dict[str, Kind] = {
                 customer_id=EQ,
             ),
         ),
+        # A seller's cost prices per meter (its prices name it as owner, entity_type COSTSHEET).
+        _catalog("costsheets", "costsheet", Costsheet, ("lookup_key",), searchable(lookup_key=EQ, name=EQ)),
     )
 }

@@ -29,7 +29,8 @@ Buckets (SUM and MAX only): one value per bucket, buckets aligned in UTC (minute
 epoch grid, weeks on Monday 00:00, months on the 1st); only buckets with matching events are
 listed, and the total is the sum of bucket values (for MAX: the sum of per-bucket maxima).
 ``group_by`` splits the result by the text of a property (events without it fall in group
-``None``); with buckets, each bucket's value is the sum over its groups.
+``None``); with buckets, each bucket's value is the sum over its groups. A meter spec may also keep
+only some event ``sources`` and group by source instead (usage analytics asks so).
 
 This module holds events, questions and the reference itself; :mod:`.usage_properties` (property
 text and numbers), :mod:`.usage_meters` (what a meter counts), :mod:`.usage_buckets` (time buckets)
@@ -200,6 +201,8 @@ def aggregate_usage(
             continue
         if customers is not None and event.external_customer_id not in customers:
             continue
+        if meter.sources and event.source not in meter.sources:
+            continue
         if meter_matches(meter, event.properties):
             matched.append(event)
 
@@ -207,13 +210,16 @@ def aggregate_usage(
     cells: dict[Cell, list[UsageEvent]] = {}
     for event in matched:
         bucket = None if size is None else bucket_start(event.timestamp, size)
-        group = None if meter.group_by is None else property_text(event.properties.get(meter.group_by))
+        if meter.group_by_source:
+            group = event.source
+        else:
+            group = None if meter.group_by is None else property_text(event.properties.get(meter.group_by))
         cells.setdefault((bucket, group), []).append(event)
     partials = {
         cell: partial_of(meter, found, end if size is None or cell[0] is None else bucket_end(cell[0], size))
         for cell, found in cells.items()
     }
     overall = None
-    if size is None and meter.group_by is not None and meter.aggregation is AggregationType.COUNT_UNIQUE:
+    if size is None and meter.grouped and meter.aggregation is AggregationType.COUNT_UNIQUE:
         overall = partial_of(meter, matched, end)
     return usage_from_partials(meter, start, end, partials, overall)

@@ -67,6 +67,10 @@ class MeterSpec:
 
     ``field`` is required for every aggregation but COUNT; ``multiplier`` (> 0) is required for
     SUM_WITH_MULTIPLIER and not allowed otherwise; ``bucket_size`` only with SUM or MAX.
+    ``sources`` (not empty) keeps only events whose ``source`` is one of them; ``group_by_source``
+    splits the result by the event's ``source`` instead of a property (not with ``group_by``;
+    events without a source fall in group ``None``). Usage analytics sets both; stored meters
+    never do.
     Raises ``ValidationError`` on the offending field (``event_name``, ``aggregation.type``,
     ``aggregation.field``, ``aggregation.multiplier``, ``aggregation.bucket_size``,
     ``aggregation.group_by``, ``filters``).
@@ -79,6 +83,13 @@ class MeterSpec:
     multiplier: Decimal | None = None
     bucket_size: BucketSize | None = None
     group_by: str | None = None
+    sources: tuple[str, ...] = ()
+    group_by_source: bool = False
+
+    @property
+    def grouped(self) -> bool:
+        """Whether results are split into groups (by a property or by source)."""
+        return self.group_by is not None or self.group_by_source
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -114,6 +125,14 @@ class MeterSpec:
             set_(self, "bucket_size", bucket)
         if self.group_by is not None:
             check_property_key(self.group_by, "aggregation.group_by")
+            if self.group_by_source:
+                raise ValidationError("group by a property or by source, not both", field="group_by")
+        sources = self.sources
+        if isinstance(sources, list | frozenset | set):
+            sources = tuple(sorted(sources))
+        if not isinstance(sources, tuple) or not all(isinstance(s, str) and s for s in sources):
+            raise ValidationError("sources must be a list of non-empty strings", field="sources")
+        set_(self, "sources", sources)
         filters = self.filters
         if isinstance(filters, list):
             filters = tuple(filters)

@@ -215,7 +215,7 @@ def usage_from_partials(
     """
     size = meter.bucket_size
     if size is None:
-        if meter.group_by is None:
+        if not meter.grouped:
             cell = cells.get((None, None), UsagePartial())
             return UsageResult(finish_value(meter, cell, start, end), cell.events)
         keys = sorted((key for _, key in cells), key=_group_order)
@@ -241,7 +241,7 @@ def usage_from_partials(
         window_end = bucket_end(bucket, size)
         bucket_cells = per_bucket[bucket]
         count = sum(cell.events for cell in bucket_cells.values())
-        if meter.group_by is None:
+        if not meter.grouped:
             value = finish_value(meter, bucket_cells[None], bucket, window_end)
             bucket_groups: tuple[GroupValue, ...] = ()
         else:

@@ -16,7 +16,7 @@ from billingkit.domain.usage import UsageQuery, UsageResult
 from billingkit.domain.validation import parse_input
 from billingkit.errors import AlreadyExists, ValidationError, VersionConflict
 from billingkit.facade.operations import Area, IdOp, RequestOp
-from billingkit.services import event_queries, usage, usage_records
+from billingkit.services import event_queries, usage, usage_analytics, usage_records
 from billingkit.services.alert_runs import evaluate_customers
 from billingkit.services.events import IngestResult, get_event, ingest_events
 
@@ -131,6 +131,10 @@ class Usage(Area):
     #: ``records(subscription_id=..., plan_id=..., period_start=..., limit=...)`` -> a page of
     #: ``UsageRecord`` (a read view; nothing is stored or synced).
     records = RequestOp(usage_records.search_usage_records, usage_records.UsageRecordSearch, read_only=True)
+    #: Usage, cost and points per feature (and group) over a range (``POST /events/analytics``).
+    analytics = RequestOp(
+        usage_analytics.usage_analytics, usage_analytics.UsageAnalyticsRequest, read_only=True
+    )
 
     def for_meter(
         self, meter_id: str, request: usage.MeterUsageRequest | None = None, /, **fields: Any

@@ -12,7 +12,7 @@ from billingkit.domain.catalog import Plan
 from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import PermissionDenied, ServiceUnavailable
-from billingkit.facade import alerting, areas, catalog, checkout, metering, portal, webhooks
+from billingkit.facade import alerting, areas, catalog, checkout, costs, metering, portal, webhooks
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 from billingkit.services.access_management import require_writable
@@ -108,6 +108,7 @@ class Scoped:
     alerts = cached_property(alerting.Alerts)
     roles = cached_property(areas.Roles)
     tenants = cached_property(areas.Tenants)
+    costs = cached_property(costs.Costs)
 
     def backtest(
         self,

@@ -20,6 +20,7 @@ from billingkit.http.routes import (
     billing_views,
     cancellation,
     checkout,
+    costs,
     coupons,
     credit_grant_applications,
     credit_grants,
@@ -131,6 +132,7 @@ def build_app(
         webhooks,
         checkout,
         environment_clone,
+        costs,
     ):
         include(module.router, "/v1")
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.

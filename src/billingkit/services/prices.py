@@ -2,8 +2,9 @@
 
 Rules:
 
-- every price belongs to a live plan or add-on (``entity_type`` / ``entity_id``); subscription
-  prices are created through subscriptions, never through ``POST /prices``;
+- every price belongs to a live plan, add-on or costsheet (``entity_type`` / ``entity_id``);
+  subscription prices are created through subscriptions, never through ``POST /prices``; a
+  costsheet's prices are USAGE prices (what the seller pays per unit of a meter), never billed;
 - the domain's :func:`~billingkit.domain.catalog.check_price` rules hold (USAGE needs a meter and
   ARREAR, TIERED needs ``tier_mode`` and ordered tiers, PACKAGE needs ``divide_by``, no negative
   amounts, ...); the meter and the group must be live; a FIAT price needs ``amount`` unless TIERED;
@@ -50,6 +51,7 @@ from billingkit.domain.catalog import (
     check_price,
 )
 from billingkit.domain.catalog.prices import check_price_terms
+from billingkit.domain.costsheets import Costsheet
 from billingkit.domain.input_rules import prefixed, validate_naming_items
 from billingkit.domain.periods import MAX_PERIOD_COUNT, BillingPeriod, InvoiceCadence
 from billingkit.domain.pricing import BillingModel, QuantityRounding, TierMode
@@ -327,16 +329,27 @@ def _check_owner(uow: UnitOfWork, entity_type: PriceEntityType, entity_id: str) 
             "subscription prices are created through subscriptions (price overrides), not POST /prices",
             field="entity_type",
         )
-    repo: Any = uow.plans if entity_type is PriceEntityType.PLAN else uow.addons
-    owner: Plan | Addon | None = repo.find(entity_id)
+    repo: Any = {
+        PriceEntityType.PLAN: uow.plans,
+        PriceEntityType.ADDON: uow.addons,
+        PriceEntityType.COSTSHEET: uow.costsheets,
+    }[entity_type]
+    owner: Plan | Addon | Costsheet | None = repo.find(entity_id)
     if owner is None or owner.status is not Status.PUBLISHED:
         raise ValidationError(f"{entity_type.value.lower()} {entity_id} not found", field="entity_id")
 
 
+def _check_cost_price(data: PriceCreate) -> None:
+    """A cost sheet's price is a USAGE price on a meter (what serving the meter's usage costs)."""
+    if data.entity_type is PriceEntityType.COSTSHEET and data.type is not PriceType.USAGE:
+        raise ValidationError("a costsheet price must be a USAGE price on a meter", field="type")
+
+
 def create_price(uow: UnitOfWork, ctx: Context, *, data: PriceCreate) -> Price:
-    """Create a price for a live plan or add-on; ``AlreadyExists`` on a taken lookup key."""
+    """Create a price for a live plan, add-on or costsheet; ``AlreadyExists`` on a taken lookup key."""
     ctx.require(ENTITY, Action.WRITE)
     _check_owner(uow, data.entity_type, data.entity_id)
+    _check_cost_price(data)
     return add_owned_price(uow, ctx, data, entity_type=data.entity_type, entity_id=data.entity_id)
 
 
@@ -348,6 +361,7 @@ def create_prices_bulk(uow: UnitOfWork, ctx: Context, *, data: PriceBulkCreate) 
     for index, item in enumerate(data.items):
         try:
             _check_owner(uow, item.entity_type, item.entity_id)
+            _check_cost_price(item)
             prepared.append(
                 prepare_price(uow, ctx, item, entity_type=item.entity_type, entity_id=item.entity_id)
             )

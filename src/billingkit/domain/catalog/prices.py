@@ -66,6 +66,7 @@ class PriceEntityType(StrEnum):
     PLAN = "PLAN"
     ADDON = "ADDON"
     SUBSCRIPTION = "SUBSCRIPTION"
+    COSTSHEET = "COSTSHEET"
 
 
 class PriceUnitType(StrEnum):

@@ -17,6 +17,7 @@ from billingkit.storage.sql.columns import (
     scoped_indexes,
     text_column,
 )
+from billingkit.storage.sql.costsheet_tables import costsheets
 from billingkit.storage.sql.lifecycle_tables import (
     addon_associations,
     line_item_owners,
@@ -574,4 +575,5 @@ TABLES: dict[str, Table] = {
     "webhook_endpoints": webhook_endpoints,
     "webhook_deliveries": webhook_deliveries,
     "checkout_sessions": checkout_sessions,
+    "costsheets": costsheets,
 }

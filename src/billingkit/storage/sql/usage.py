@@ -237,9 +237,11 @@ class SqlUsageStore:
                     work[shape].append([index, customer, start, end])
         for (meter, by_customer, single), rows in work.items():
             self._run(meter, rows, by_customer, single, cells)
-            if meter.aggregation is AggregationType.COUNT_UNIQUE and meter.group_by is not None:
+            if meter.aggregation is AggregationType.COUNT_UNIQUE and meter.grouped:
                 # Distinct counts do not add up across groups: ask again without grouping.
-                plain = MeterSpec(meter.event_name, meter.aggregation, meter.field, meter.filters)
+                plain = MeterSpec(
+                    meter.event_name, meter.aggregation, meter.field, meter.filters, sources=meter.sources
+                )
                 totals: list[dict[Cell, UsagePartial]] = [{} for _ in queries]
                 self._run(plain, rows, by_customer, single, totals)
                 for index in {row[0] for row in rows}:
@@ -257,7 +259,7 @@ class SqlUsageStore:
         single: bool,
         cells: list[dict[Cell, UsagePartial]],
     ) -> None:
-        plain = meter.bucket_size is None and meter.group_by is None
+        plain = meter.bucket_size is None and not meter.grouped
         if len(rows) == 1 and plain:
             self._run_one(meter, rows[0], by_customer, cells)
             return

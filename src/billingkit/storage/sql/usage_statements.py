@@ -189,6 +189,8 @@ def statement(
     for meter_filter in meter.filters:
         values = ", ".join(sql.bind(v) for v in meter_filter.values)
         conditions.append(f"{json_text(dialect, props, meter_filter.key, sql)} IN ({values})")
+    if meter.sources:
+        conditions.append(f"e.source IN ({', '.join(sql.bind(s) for s in meter.sources)})")
     where = " AND ".join(conditions)
     if one:
         if sqlite:
@@ -211,7 +213,10 @@ def statement(
         )
         return text, sql.params
     bucket = _bucket_sql(dialect, meter.bucket_size)
-    group = "NULL" if meter.group_by is None else json_text(dialect, props, meter.group_by, sql)
+    if meter.group_by_source:
+        group = "e.source"
+    else:
+        group = "NULL" if meter.group_by is None else json_text(dialect, props, meter.group_by, sql)
     columns = ", ".join(f"{expression} AS {name}" for name, expression in c.items())
     inner = (
         f"SELECT q.idx AS idx, {bucket} AS bucket, {group} AS grp, {columns}"

@@ -382,6 +382,12 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "provider_session_id": f"sbx_cs_{n}",
             "subscription_id": f"subs_{n}",
         },
+        "costsheets": {
+            "name": f"Costsheet {n}",
+            "lookup_key": f"costsheet-{n}",
+            "description": "Infrastructure cost",
+            "metadata": {"team": "infra"},
+        },
     }
     model = KINDS[kind].model
     return model(**{**common, **scope, **defaults[kind], **fields})

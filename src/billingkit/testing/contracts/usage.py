@@ -56,7 +56,8 @@ _region = st.sampled_from(["eu", "us", "apac", 1, 2.0, True, 0.1, None, {"x": 1}
 
 @st.composite
 def meters(draw: Any) -> MeterSpec:
-    """A random meter over property ``v`` with optional filters on ``region``, buckets, groups."""
+    """A random meter over property ``v`` with optional filters on ``region``, buckets, groups
+    (by property ``g`` or by source) and a filter on sources (as usage analytics asks)."""
     kind = draw(st.sampled_from(list(AggregationType)))
     bucket = None
     if kind in (AggregationType.SUM, AggregationType.MAX) and draw(st.booleans()):
@@ -72,7 +73,12 @@ def meters(draw: Any) -> MeterSpec:
         filters=filters,
         multiplier=Decimal("1.5") if kind is AggregationType.SUM_WITH_MULTIPLIER else None,
         bucket_size=bucket,
-        group_by="g" if draw(st.integers(0, 3)) == 0 else None,
+        **draw(
+            st.sampled_from(
+                [{}, {}, {"group_by": "g"}, {"group_by_source": True}],
+            )
+        ),
+        sources=draw(st.sampled_from([(), (), ("api",), ("api", "batch")])),
     )
 
 
@@ -101,6 +107,7 @@ def usage_streams(draw: Any, max_size: int = 25) -> list[UsageEvent]:
                 external_customer_id=draw(st.sampled_from(CUSTOMERS)),
                 timestamp=T0 + timedelta(seconds=draw(st.sampled_from(instants)), microseconds=micros),
                 properties=properties,
+                source=draw(st.sampled_from([None, "api", "batch", "sdk"])),
             )
         )
     return events
@@ -272,3 +279,21 @@ class UsageStoreContract:
         with storage.unit_of_work(*scope) as uow:
             (result,) = uow.usage.aggregate([UsageQuery(meter, start, end)])
         assert result == aggregate_usage(meter, events, start=start, end=end)
+
+    def test_sources_filter_and_group(self, storage: Storage) -> None:
+        # Usage analytics keeps some sources and groups by source (events without one: None).
+        events = [
+            UsageEvent(f"e{n}", "api.call", "c1", T0 + timedelta(hours=n), {"v": n}, source=source)
+            for n, source in enumerate(["api", "api", "batch", None, "sdk"], start=1)
+        ]
+        scope = self._load(storage, events)
+        for kind in (AggregationType.SUM, AggregationType.COUNT_UNIQUE):
+            meter = MeterSpec("api.call", kind, "v", sources=("api", "batch"), group_by_source=True)
+            with storage.unit_of_work(*scope) as uow:
+                (result,) = uow.usage.aggregate([UsageQuery(meter, T0, T0 + SPAN)])
+            assert result == aggregate_usage(meter, events, start=T0, end=T0 + SPAN)
+            assert [g.key for g in result.groups] == ["api", "batch"]
+        every = MeterSpec("api.call", AggregationType.SUM, "v", group_by_source=True)
+        with storage.unit_of_work(*scope) as uow:
+            (result,) = uow.usage.aggregate([UsageQuery(every, T0, T0 + SPAN)])
+        assert result.group_values() == {None: 4, "api": 3, "batch": 3, "sdk": 5}
