@@ -54,6 +54,7 @@ from billingkit.domain.subscription_pauses import SubscriptionPause
 from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.tasks import ExportPart, ScheduledTask, Task
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 from billingkit.domain.wallets import Wallet, WalletTransaction
 from billingkit.domain.webhooks import WebhookDelivery, WebhookEndpoint
@@ -259,6 +260,9 @@ class Repositories(Protocol):
     alert_settings: Repository[AlertSetting]
     alert_logs: Ledger[AlertLog]
     checkout_sessions: Repository[CheckoutSession]
+    tasks: Repository[Task]
+    export_parts: Repository[ExportPart]
+    scheduled_tasks: Repository[ScheduledTask]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

@@ -13,6 +13,7 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import ServiceUnavailable
 from billingkit.facade import alerting, areas, catalog, checkout, metering, webhooks
+from billingkit.facade import tasks as task_areas
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 
@@ -93,6 +94,8 @@ class Scoped:
     events = cached_property(metering.Events)
     usage = cached_property(metering.Usage)
     alerts = cached_property(alerting.Alerts)
+    tasks = cached_property(task_areas.Tasks)
+    scheduled_tasks = cached_property(task_areas.ScheduledTasks)
 
     def backtest(
         self,

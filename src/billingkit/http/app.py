@@ -45,6 +45,7 @@ from billingkit.http.routes import (
     subscription_pauses,
     subscription_phases,
     subscriptions,
+    tasks,
     tax_associations,
     tax_rates,
     usage,
@@ -113,6 +114,7 @@ def build_app(
         alerts,
         webhooks,
         checkout,
+        tasks,
     ):
         include(module.router, "/v1")
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
