@@ -120,6 +120,7 @@ def build_app(
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
     include(cancellation.doubled, "/v1")
     include(checkout.pages, "/v1")
+    include(tasks.files, "/v1")
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

@@ -20,6 +20,7 @@ __all__ = [
     "ListTasksResponse",
     "NamedScheduleResponse",
     "ScheduledTaskResponse",
+    "TaskDownloadResponse",
     "TaskResponse",
     "TaskResultResponse",
     "TriggerForceRunResponse",
@@ -63,6 +64,12 @@ class TaskResultResponse(WireModel):
     workflow_id: str
     run_id: str
     message: str
+
+
+class TaskDownloadResponse(WireModel):
+    """Where a completed task's CSV file is downloaded (``GET /tasks/{id}/file``)."""
+
+    download_url: str
 
 
 class ScheduledTaskResponse(EnvironmentRecordResponse):
