@@ -55,6 +55,7 @@ from billingkit.domain.subscription_pauses import SubscriptionPause
 from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.tasks import ExportPart, ScheduledTask, Task
 from billingkit.domain.usage import UsageEvent, UsageQuery, UsageResult
 from billingkit.domain.wallets import Wallet, WalletTransaction
 from billingkit.domain.webhooks import WebhookDelivery, WebhookEndpoint
@@ -261,6 +262,9 @@ class Repositories(Protocol):
     alert_logs: Ledger[AlertLog]
     checkout_sessions: Repository[CheckoutSession]
     costsheets: Repository[Costsheet]
+    tasks: Repository[Task]
+    export_parts: Repository[ExportPart]
+    scheduled_tasks: Repository[ScheduledTask]
     events: EventStore
     usage: UsageStore
     counters: CounterStore

@@ -55,6 +55,7 @@ from billingkit.domain.subscription_pauses import SubscriptionPause
 from billingkit.domain.subscription_phases import SubscriptionPhase
 from billingkit.domain.subscription_schedules import SubscriptionSchedule
 from billingkit.domain.subscriptions import Subscription
+from billingkit.domain.tasks import ExportPart, ScheduledTask, Task
 from billingkit.domain.wallets import Wallet, WalletTransaction
 from billingkit.domain.webhooks import WebhookDelivery, WebhookEndpoint
 
@@ -519,5 +520,41 @@ KINDS: dict[str, Kind] = {
         ),
         # A seller's cost prices per meter (its prices name it as owner, entity_type COSTSHEET).
         _catalog("costsheets", "costsheet", Costsheet, ("lookup_key",), searchable(lookup_key=EQ, name=EQ)),
+        # An export to CSV: the worker writes it one page per step while run_at is set.
+        Kind(
+            "tasks",
+            "task",
+            Task,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="run_at",
+            searchable=searchable(
+                task_type=EQ,
+                entity_type=EQ,
+                task_status=EQ,
+                scheduled_task_id=EQ,
+                created_by=EQ,
+                workflow_id=EQ,
+            ),
+        ),
+        # The parts of an export's file, numbered per task: a part is written once.
+        Kind(
+            "export_parts",
+            "export part",
+            ExportPart,
+            Level.ENVIRONMENT,
+            unique=(Unique(("task_id", "sequence"), live_only=False),),
+            searchable=searchable(task_id=EQ, sequence=Op.GTE),
+        ),
+        # A recurring export: the worker makes its next export task at next_run_at.
+        Kind(
+            "scheduled_tasks",
+            "scheduled task",
+            ScheduledTask,
+            Level.ENVIRONMENT,
+            versioned=True,
+            due_at="next_run_at",
+            searchable=searchable(entity_type=EQ, interval=EQ, enabled=EQ, connection_id=EQ),
+        ),
     )
 }

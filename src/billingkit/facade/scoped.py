@@ -13,6 +13,7 @@ from billingkit.domain.customers import Customer
 from billingkit.domain.validation import parse_input
 from billingkit.errors import PermissionDenied, ServiceUnavailable
 from billingkit.facade import alerting, areas, catalog, checkout, costs, metering, portal, webhooks
+from billingkit.facade import tasks as task_areas
 from billingkit.ports import UnitOfWork
 from billingkit.services import backtest as backtests
 from billingkit.services.access_management import require_writable
@@ -109,6 +110,8 @@ class Scoped:
     roles = cached_property(areas.Roles)
     tenants = cached_property(areas.Tenants)
     costs = cached_property(costs.Costs)
+    tasks = cached_property(task_areas.Tasks)
+    scheduled_tasks = cached_property(task_areas.ScheduledTasks)
 
     def backtest(
         self,

@@ -49,6 +49,7 @@ from billingkit.http.routes import (
     subscription_pauses,
     subscription_phases,
     subscriptions,
+    tasks,
     tax_associations,
     tax_rates,
     usage,
@@ -133,11 +134,13 @@ def build_app(
         checkout,
         environment_clone,
         costs,
+        tasks,
     ):
         include(module.router, "/v1")
     # The reference's /v1/... schedule paths under the base, and the sandbox checkout page.
     include(cancellation.doubled, "/v1")
     include(checkout.pages, "/v1")
+    include(tasks.files, "/v1")
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     if metrics:

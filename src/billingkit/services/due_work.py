@@ -29,7 +29,11 @@ ends with the cancellation of subscriptions whose invoices stay unpaid past thei
 ``Settings.auto_cancellation_grace_days`` is set): a step over every scope, not a kind. Alert
 settings due for evaluation (:func:`billingkit.services.alert_runs.evaluate_due_alerts`) are the
 last kind, and the wallet and feature balance alerts of every scope
-(:func:`billingkit.services.alert_runs.evaluate_balance_alerts`) the last step. New
+(:func:`billingkit.services.alert_runs.evaluate_balance_alerts`) the last step. Scheduled exports
+(:func:`billingkit.services.scheduled_tasks.make_due_scheduled_exports`) come after the alerts,
+then export tasks (:func:`billingkit.services.tasks.write_due_exports`): one page of a file per
+claim, an unfinished export claimed again until written, so an export made by its schedule is
+written in the same run. New
 timed work (webhook deliveries, ...) declares its ``due_at`` and adds its handler here:
 no new port method, adapter code or loop.
 """
@@ -41,11 +45,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from billingkit.domain.kinds import KINDS
 from billingkit.domain.notifications import NotificationEvent
+from billingkit.domain.queries import MAX_LIMIT, Filter, ListQuery, Op, Sort
 from billingkit.domain.resources import Record
 from billingkit.errors import BillingError, ValidationError
 from billingkit.logfields import log_fields
-from billingkit.ports import Storage, UnitOfWork
+from billingkit.ports import Repository, Storage, UnitOfWork
 from billingkit.services.alert_runs import evaluate_balance_alerts, evaluate_due_alerts
 from billingkit.services.auto_cancellation import cancel_unpaid_subscriptions
 from billingkit.services.billing_runs import BatchResult, RunReport, bill_due_subscriptions
@@ -56,7 +62,9 @@ from billingkit.services.credit_grant_applications import apply_due_applications
 from billingkit.services.invoice_lifecycle import finalize_due_invoices
 from billingkit.services.invoice_overdue import notify_overdue_invoices
 from billingkit.services.schedule_runs import run_due_schedules
+from billingkit.services.scheduled_tasks import make_due_scheduled_exports
 from billingkit.services.subscription_pauses import run_due_pauses
+from billingkit.services.tasks import write_due_exports
 
 __all__ = ["HANDLERS", "DueWorkHandler", "run_due_work"]
 
@@ -89,6 +97,10 @@ HANDLERS: Mapping[str, DueWorkHandler] = MappingProxyType(
         # Last: spend is measured on the periods as this run left them (a new period after
         # billing, so a spend alert can recover).
         "alert_settings": evaluate_due_alerts,
+        # Scheduled exports make their export tasks, which the next handler writes in this run.
+        "scheduled_tasks": make_due_scheduled_exports,
+        # Exports: one page per claim; an unfinished export stays due and is claimed again.
+        "tasks": write_due_exports,
     }
 )
 
@@ -102,16 +114,20 @@ def run_due_work(
     dispatch: Callable[[list[NotificationEvent]], None] | None = None,
     finished: Callable[[RunReport | None, float], None] | None = None,
     handlers: Mapping[str, DueWorkHandler] | None = None,
+    scope: tuple[str, str] | None = None,
 ) -> RunReport:
     """Carry out everything due at ``run.now``, kind by kind, ``batch_size`` items per unit of
     work. ``dispatch`` receives each committed batch's notifications; ``finished`` the report (or
     ``None`` when the run raised) and the seconds it took. Logs one ``billing_run`` line per run
-    (logger ``billingkit.billing_run``). ``handlers`` replaces :data:`HANDLERS` (tests)."""
+    (logger ``billingkit.billing_run``). ``handlers`` replaces :data:`HANDLERS` (tests, and the
+    named schedules run on request). ``scope`` (tenant, environment) limits the run to the items
+    of one environment, read through its repositories instead of the all-scope claim, and leaves
+    out the steps over every scope."""
     if batch_size < 1:
         raise ValidationError("batch_size must be at least 1", field="batch_size")
     started = time.perf_counter()
     try:
-        runner = _Run(storage, run, batch_size, keep_invoices, dispatch)
+        runner = _Run(storage, run, batch_size, keep_invoices, dispatch, scope)
         report = runner.all(HANDLERS if handlers is None else handlers)
     except Exception as exc:
         seconds = time.perf_counter() - started
@@ -154,8 +170,10 @@ class _Run:
         batch_size: int,
         keep_invoices: bool,
         dispatch: Callable[[list[NotificationEvent]], None] | None,
+        scope: tuple[str, str] | None = None,
     ) -> None:
         self.report = RunReport()
+        self._scope = scope
         self._storage = storage
         self._run = run
         self._batch_size = batch_size
@@ -165,6 +183,8 @@ class _Run:
     def all(self, handlers: Mapping[str, DueWorkHandler]) -> RunReport:
         for kind, handler in handlers.items():
             self._kind(kind, handler)
+        if self._scope is not None:
+            return self.report
         # Once the periods are billed: invoices unpaid past their due date are announced, then
         # (when on) cancel their subscriptions.
         for result in notify_overdue_invoices(self._storage, self._run):
@@ -180,9 +200,9 @@ class _Run:
         """Claim and carry out batches of ``kind`` until none is due."""
         skipped: set[str] = set()  # failed in this run: still due, not claimed again
         while True:
-            with self._storage.unit_of_work() as uow:
+            with self._storage.unit_of_work(*(self._scope or ())) as uow:
                 # Failed items stay due and come back first; claim past them.
-                due = uow.claim_due(kind, self._run.now, self._batch_size + len(skipped))
+                due = self._claim(uow, kind, self._batch_size + len(skipped))
                 claimed = [item for item in due if item.id not in skipped][: self._batch_size]
                 if not claimed:
                     return
@@ -200,6 +220,22 @@ class _Run:
                     self._one(kind, handler, item, skipped)
             else:
                 self._committed(result, skipped)
+
+    def _claim(self, uow: UnitOfWork, kind: str, limit: int) -> list[Record]:
+        """The due items of ``kind``: claimed in every scope, or read in the run's own scope
+        (earliest first, then by id, as the claim orders them)."""
+        if self._scope is None:
+            return uow.claim_due(kind, self._run.now, limit)
+        due = KINDS[kind].due_at
+        if due is None:
+            raise ValidationError(f"{kind} carries no due work", field="kind")
+        query = ListQuery(
+            filters=(Filter(due, Op.LTE, self._run.now),),
+            sort=(Sort(due, descending=False), Sort("id", descending=False)),
+            limit=min(limit, MAX_LIMIT),
+        )
+        repo: Repository[Record] = getattr(uow, kind)
+        return list(repo.list(query).items)
 
     def _one(self, kind: str, handler: DueWorkHandler, item: Record, skipped: set[str]) -> None:
         """Retry one item of a failed batch alone, in its own scope, as it is stored now."""

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from billingkit.domain.auto_invoice_thresholds import DEFAULT_CHECK_INTERVAL
+from billingkit.domain.queries import MAX_LIMIT
 from billingkit.errors import ValidationError
 from billingkit.services.events import DEFAULT_MAX_BULK_EVENTS
 
@@ -115,6 +116,8 @@ class Settings:
       ``/v1/customer/portal``) the host resolves against its own address.
     - ``portal_session_lifetime``: how long a customer portal session token is valid (default
       one hour; at least one second).
+    - ``export_page_size``: records an export task reads and writes per step (1 to 1000): each
+      step commits that page's part of the CSV file with the task's progress.
 
     Invalid values raise :class:`~billingkit.ValidationError` naming the field.
     """
@@ -144,6 +147,7 @@ class Settings:
     portal_session_lifetime: timedelta = timedelta(hours=1)
     api_key_last_used_interval: timedelta = DEFAULT_API_KEY_LAST_USED_INTERVAL
     tenant_status_ttl: timedelta = DEFAULT_TENANT_STATUS_TTL
+    export_page_size: int = 1000
 
     def __post_init__(self) -> None:
         if isinstance(self.token_secret, str):
@@ -152,6 +156,9 @@ class Settings:
             raise ValidationError("token_secret must be bytes or text", field="token_secret")
         _whole(self.max_bulk_events, "max_bulk_events")
         _whole(self.run_batch_size, "run_batch_size")
+        _whole(self.export_page_size, "export_page_size")
+        if self.export_page_size > MAX_LIMIT:
+            raise ValidationError(f"export_page_size must be at most {MAX_LIMIT}", field="export_page_size")
         if self.renewal_notice is not None and (
             not isinstance(self.renewal_notice, timedelta) or self.renewal_notice < timedelta(0)
         ):

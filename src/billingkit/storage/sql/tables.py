@@ -33,6 +33,7 @@ from billingkit.storage.sql.money_tables import (
     wallet_transactions,
     wallets,
 )
+from billingkit.storage.sql.task_tables import export_parts, scheduled_tasks, tasks
 from billingkit.storage.sql.types import ExactDecimal, JsonDocument, UtcDateTime
 from billingkit.storage.sql.webhook_tables import webhook_deliveries, webhook_endpoints
 
@@ -576,4 +577,7 @@ TABLES: dict[str, Table] = {
     "webhook_deliveries": webhook_deliveries,
     "checkout_sessions": checkout_sessions,
     "costsheets": costsheets,
+    "tasks": tasks,
+    "export_parts": export_parts,
+    "scheduled_tasks": scheduled_tasks,
 }

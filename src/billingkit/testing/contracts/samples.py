@@ -306,6 +306,27 @@ def sample(kind: str, tenant_id: str = "tenant_a", environment_id: str = "env_a"
             "config": {"alert_enabled": True, "critical": {"threshold": "100", "condition": "above"}},
             "next_check_at": T0,
         },
+        "tasks": {
+            "entity_type": "invoice",
+            "scheduled_task_id": f"schtask_{n}",
+            "workflow_id": f"tasks_{n:08d}",
+            "metadata": {"start_time": "2026-03-01T00:00:00Z", "end_time": "2026-04-01T00:00:00Z"},
+            "run_at": T0,
+        },
+        "export_parts": {
+            "task_id": f"task_{n}",
+            "sequence": n,
+            "content": "id,total\r\ninv_1,10.50\r\n",
+            "record_count": 1,
+        },
+        "scheduled_tasks": {
+            "connection_id": f"conn_{n}",
+            "entity_type": "events",
+            "interval": "hourly",
+            "job_config": {"bucket": "exports", "region": "eu-west-1"},
+            "window_start": T0,
+            "next_run_at": T0 + timedelta(hours=1),
+        },
         "alert_logs": {
             "alert_key": f"subscription_spend:subs_{n}:",
             "sequence": n,
