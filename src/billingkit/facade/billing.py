@@ -23,7 +23,7 @@ from billingkit.facade.scoped import Scoped
 from billingkit.facade.throttle import LoginThrottle
 from billingkit.ports import Clock, PaymentProvider, Storage, UnitOfWork, WebhookTransport
 from billingkit.providers import MemoryWebhookTransport, RazorpayPaymentProvider, SandboxPaymentProvider
-from billingkit.services import access, access_management, portal_sessions
+from billingkit.services import access, access_management, portal_sessions, sessions
 from billingkit.services.access_management import TenantStatusCache
 from billingkit.services.api_key_cache import ApiKeyCache
 from billingkit.services.billing_runs import RunReport
@@ -276,7 +276,7 @@ class Billing:
     def authenticate_token(self, token: str, *, environment_id: str | None = None) -> Scoped:
         """The scoped view a session token gives access to."""
         with self.storage.unit_of_work(read_only=True) as uow:
-            principal = access.authenticate_token(
+            principal = sessions.authenticate_token(
                 uow,
                 token=token,
                 secret=self._token_secret,
@@ -315,13 +315,13 @@ class Billing:
         self.login_throttle.attempt(key, now)
         with self.storage.unit_of_work(read_only=True) as uow:
             try:
-                account = access.check_password(uow, email=email, password=password, tenant_id=tenant_id)
+                account = sessions.check_password(uow, email=email, password=password, tenant_id=tenant_id)
             except ValidationError:
                 # The password matched accounts in several tenants: not a failed password.
                 self.login_throttle.succeeded(key)
                 raise
             self.login_throttle.succeeded(key)
-            token = access.start_session(
+            token = sessions.start_session(
                 uow, account=account, secret=self._token_secret, now=now, environment_id=environment_id
             )
         return token, account

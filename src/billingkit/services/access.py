@@ -1,8 +1,9 @@
-"""Access: tenants, environments, accounts, API keys, logins and authentication.
+"""Access: tenants, environments, accounts, API keys and their authentication (signing in with a
+password and session tokens: :mod:`billingkit.services.sessions`).
 
 - An API key is bound to one environment, copies its account's roles at creation (they never
   change), is stored only as a SHA-256 hash, and its plain value is returned once.
-- A session token (from :func:`login`) carries ``tenant_id``, ``user_id`` and an
+- A session token (from :func:`billingkit.services.sessions.login`) carries ``tenant_id``, ``user_id`` and an
   ``environment_id`` claim; roles are read from the account at each request.
 """
 
@@ -35,10 +36,7 @@ from billingkit.domain.credentials import (
     hash_api_key,
     hash_password,
     is_well_formed_api_key,
-    issue_token,
     new_api_key,
-    verify_password,
-    verify_token,
 )
 from billingkit.domain.queries import ListQuery, Page
 from billingkit.domain.resources import Status, iso
@@ -69,10 +67,8 @@ __all__ = [
     "IssuedKey",
     "Principal",
     "authenticate_api_key",
-    "authenticate_token",
     "bootstrap",
     "cached_api_key",
-    "check_password",
     "create_account",
     "create_environment",
     "create_tenant",
@@ -81,9 +77,7 @@ __all__ = [
     "issue_api_key",
     "list_api_keys",
     "list_environments",
-    "login",
     "record_key_use",
-    "start_session",
 ]
 
 
@@ -340,14 +334,14 @@ def delete_api_key(uow: UnitOfWork, ctx: Context, *, key_id: str) -> ApiKey:
 # -- authentication ----------------------------------------------------------------------------
 
 
-def _environment_choice(environment_id: str | None) -> str | None:
+def environment_choice(environment_id: str | None) -> str | None:
     """An empty or blank ``X-Environment-ID`` is the same as none at all."""
     if environment_id is None:
         return None
     return environment_id.strip() or None
 
 
-def _live_account(uow: UnitOfWork, tenant_id: str, account_id: str) -> Account | None:
+def live_account(uow: UnitOfWork, tenant_id: str, account_id: str) -> Account | None:
     account = uow.for_scope(tenant_id, None).accounts.find(account_id)
     if account is None or account.status is not Status.PUBLISHED:
         return None
@@ -387,7 +381,7 @@ def cached_api_key(
     entry = cache.get(hash_api_key(api_key), now, ttl)
     if entry is None:
         return None
-    _check_key_use(_environment_choice(environment_id), entry.environment_id, entry.expires_at, now)
+    _check_key_use(environment_choice(environment_id), entry.environment_id, entry.expires_at, now)
     return _principal(entry)
 
 
@@ -410,7 +404,7 @@ def authenticate_api_key(
     old comes back as ``Principal.stale_key``: the caller writes the use
     (:func:`record_key_use`). Only this store read decides, so a key answered from the cache
     costs nothing, and a busy key is written about once per interval."""
-    environment_id = _environment_choice(environment_id)
+    environment_id = environment_choice(environment_id)
     if not api_key:
         raise Unauthorized("missing API key: send it in the x-api-key header")
     if not is_well_formed_api_key(api_key):
@@ -445,94 +439,6 @@ def record_key_use(uow: UnitOfWork, *, key: ApiKey, now: datetime) -> None:
     nothing else: a key revoked meanwhile stays revoked. ``uow`` is any write unit of work."""
     keys = uow.for_scope(key.tenant_id, key.environment_id).api_keys
     keys.update_many([(key, key.model_copy(update={"last_used_at": now}))])
-
-
-def check_password(uow: UnitOfWork, *, email: str, password: str, tenant_id: str | None = None) -> Account:
-    """The user account ``email`` and ``password`` name, else :class:`Unauthorized`.
-
-    The password is checked against the email's user account in every tenant (or in ``tenant_id``);
-    only a match counts, so an email that also exists in another tenant neither blocks its owner
-    nor reveals the other account. Two tenants matching the same password need ``tenant_id``.
-    An unknown email costs one password hash too, so timing does not tell which emails exist.
-    The account is returned without its password hash."""
-    candidates = [
-        a
-        for a in uow.find_accounts_by_email(email)
-        if a.type is AccountType.USER and a.password_hash and (tenant_id is None or a.tenant_id == tenant_id)
-    ]
-    if not candidates:
-        hash_password(password)
-        raise Unauthorized("invalid email or password")
-    matched = [a for a in candidates if a.password_hash and verify_password(password, a.password_hash)]
-    if not matched:
-        raise Unauthorized("invalid email or password")
-    if len(matched) > 1:
-        raise ValidationError("this email has accounts in several tenants; pass tenant_id", field="tenant_id")
-    return matched[0].model_copy(update={"password_hash": None})
-
-
-def start_session(
-    uow: UnitOfWork, *, account: Account, secret: bytes, now: datetime, environment_id: str | None = None
-) -> str:
-    """A session token for ``account`` (whose password was checked). The token's
-    ``environment_id`` claim is the given environment or the tenant's first development one."""
-    envs = uow.for_scope(account.tenant_id, None).environments
-    environment_id = _environment_choice(environment_id)
-    if environment_id is not None:
-        env = envs.find(environment_id)
-        if env is None or env.status is not Status.PUBLISHED:
-            raise ValidationError("unknown environment_id", field="environment_id")
-    else:
-        listed = envs.list(ListQuery.where(type=EnvironmentType.DEVELOPMENT)).items
-        environment_id = min(listed, key=lambda e: (e.created_at, e.id)).id if listed else None
-    return issue_token(
-        secret,
-        tenant_id=account.tenant_id,
-        user_id=account.id,
-        environment_id=environment_id,
-        now=now,
-    )
-
-
-def login(
-    uow: UnitOfWork,
-    *,
-    email: str,
-    password: str,
-    secret: bytes,
-    now: datetime,
-    tenant_id: str | None = None,
-    environment_id: str | None = None,
-) -> tuple[str, Account]:
-    """:func:`check_password` then :func:`start_session` (no throttling: ``Billing.login`` adds it)."""
-    account = check_password(uow, email=email, password=password, tenant_id=tenant_id)
-    token = start_session(uow, account=account, secret=secret, now=now, environment_id=environment_id)
-    return token, account
-
-
-def authenticate_token(
-    uow: UnitOfWork,
-    *,
-    token: str,
-    secret: bytes,
-    now: datetime,
-    environment_id: str | None = None,
-) -> Principal:
-    """Resolve a ``Bearer`` session token. ``environment_id`` (the ``X-Environment-ID`` header)
-    selects another environment of the same tenant (empty counts as absent); one of another tenant
-    is ``PermissionDenied``."""
-    environment_id = _environment_choice(environment_id)
-    claims = verify_token(secret, token, now=now)
-    account = _live_account(uow, claims.tenant_id, claims.user_id)
-    if account is None or account.type is not AccountType.USER:
-        raise Unauthorized("the user of this token no longer exists")
-    chosen = environment_id or claims.environment_id
-    if chosen is not None:
-        env = uow.for_scope(claims.tenant_id, None).environments.find(chosen)
-        if env is None or env.status is not Status.PUBLISHED:
-            raise PermissionDenied("invalid or inaccessible environment")
-    actor = Actor(id=account.id, roles=account.roles, account_type=account.type.value)
-    return Principal(tenant_id=claims.tenant_id, environment_id=chosen, actor=actor)
 
 
 # -- bootstrap ---------------------------------------------------------------------------------
