@@ -1,5 +1,5 @@
 """A 100.00 paid invoice and two concurrent REFUND credit notes of 70.00 each: exactly one is
-finalized, the other refused with "exceeds the refundable amount", and the customer's wallet holds
+finalized, the other refused (30.00 is left to refund), and the customer's wallet holds
 70.00 (spec rule 3). Twenty rounds, each on a new customer and invoice.
 
 Each note is created (and finalized, ``process_credit_note`` defaulting to true) by its own stack:
@@ -113,7 +113,13 @@ def test_two_concurrent_refunds_never_refund_more_than_was_paid(
             assert statuses == [201, 400], [r.text for r in responses]
             refused = next(r for r in responses if r.status_code == 400).json()
             assert refused["code"] == "invalid_operation"
-            assert "exceeds the refundable amount" in refused["message"]
+            # Either check refuses it: the invoice's refundable amount, or (on PostgreSQL, whose
+            # reads in one transaction can straddle the winner's commit: the invoice read before,
+            # the finalized notes after) what is still creditable on the line. Both say 30.00.
+            assert any(
+                why in refused["message"]
+                for why in ("exceeds the refundable amount", "still creditable on it")
+            ), refused["message"]
             assert "30.00 usd" in refused["message"]
             winner = next(r for r in responses if r.status_code == 201).json()
             assert (winner["credit_note_status"], winner["total_amount"]) == ("FINALIZED", "70.00")
