@@ -61,29 +61,24 @@ The PostgreSQL database is left in place (it is reset at the next run); the SQLi
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import http.client
-import io
 import json
 import os
-import pstats
 import random
-import socket
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from billingkit import Billing, Scoped, SqlStorage
+from bench.ingest_alerts import configure_alerts
+from bench.ingest_http import HttpIngest, http_server
+from bench.ingest_profile import profile_ingestion
+from billingkit import Billing, SqlStorage
 from billingkit.storage.sql.tables import events as events_table
 from billingkit.storage.sql.types import sqlite_time  # how UtcDateTime stores instants on SQLite
 
@@ -236,7 +231,7 @@ def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
     account, _ = scoped.users.create(type="service_account", name="ingest", roles=["event_ingestor"])
     store.api_key = scoped.api_keys.create(name="bench", service_account_id=account.id).api_key
     if args.alerts:
-        configure_alerts(scoped, meter.id, workload.customers[: args.alert_customers])
+        configure_alerts(scoped, meter.id, workload.customers[: args.alert_customers], PERIOD_START)
     billing.close()
 
     events = workload.events(args.preload)
@@ -251,50 +246,6 @@ def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
         f"  preloaded {len(rows):,} events for {len(workload.customers):,} customers "
         f"in {time.perf_counter() - started:.1f}s (not measured)"
     )
-
-
-def configure_alerts(scoped: Scoped, meter_id: str, customers: list[str]) -> None:
-    """Alerts of every kind for ``customers`` (``--alerts``): see the module doc."""
-    scoped.features.create(
-        name="Tokens",
-        type="metered",
-        meter_id=meter_id,
-        alert_settings={"alert_enabled": True, "critical": {"threshold": "0", "condition": "below"}},
-    )
-    plan = scoped.plans.create(
-        name="Tokens",
-        prices=[
-            {
-                "type": "USAGE",
-                "billing_model": "FLAT_FEE",
-                "amount": "0.0001",
-                "currency": "usd",
-                "billing_period": "MONTHLY",
-                "invoice_cadence": "ARREAR",
-                "meter_id": meter_id,
-            }
-        ],
-    )
-    for external_id in customers:
-        customer = scoped.customers.create(external_id=external_id, name=external_id)
-        sub = scoped.subscriptions.create(
-            customer_id=customer.id,
-            plan_id=plan.id,
-            currency="usd",
-            billing_period="MONTHLY",
-            start_date=PERIOD_START,
-        )
-        config = {
-            "info": {"threshold": "100", "condition": "above"},
-            "critical": {"threshold": "1000", "condition": "above"},
-        }
-        scoped.alerts.create(entity_type="subscription", entity_id=sub.id, config=config)
-        scoped.wallets.create(
-            customer_id=customer.id,
-            currency="usd",
-            initial_credits_to_load="500",
-            alert_settings={"alert_enabled": True, "warning": {"threshold": "100", "condition": "below"}},
-        )
 
 
 def _sqlite_path(store: Store) -> str:
@@ -449,77 +400,6 @@ class RawIngest:
         self.conn.close()
 
 
-# -- (c) HTTP server ------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def http_server(store: Store) -> Iterator[int]:
-    """``billingkit serve`` on the store's database, in a subprocess; yields its port."""
-    port = _free_port()
-    command = [sys.executable, "-m", "billingkit.cli", "serve", "--database-url", store.url]
-    command += ["--port", str(port), "--log-level", "warning"]
-    process = subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/v1/health-probe-that-is-a-404")
-                conn.getresponse().read()
-                conn.close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the HTTP server did not start") from None
-                time.sleep(0.1)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-class HttpIngest:
-    """POSTs pre-encoded bodies to ``/v1/events/bulk`` on one keep-alive connection."""
-
-    def __init__(self, port: int, api_key: str) -> None:
-        self.port = port
-        self.headers = {"content-type": "application/json", "x-api-key": api_key}
-        self.conn = self._connect()
-
-    def _connect(self) -> http.client.HTTPConnection:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        conn.request("GET", "/v1/health-probe-that-is-a-404")
-        conn.getresponse().read()
-        return conn
-
-    def reconnect(self) -> None:
-        """A fresh keep-alive connection (the server closes idle ones after 5 s, and a round's
-        (a) and (b) take longer), opened outside the timed part."""
-        self.conn.close()
-        self.conn = self._connect()
-
-    def __call__(self, body: bytes) -> int:
-        self.conn.request("POST", "/v1/events/bulk", body=body, headers=self.headers)
-        response = self.conn.getresponse()
-        data = response.read()
-        if response.status != 202:
-            raise SystemExit(f"HTTP {response.status}: {data[:500]!r}")
-        return int(json.loads(data)["accepted"])
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 # -- measuring ------------------------------------------------------------------------------------
 
 
@@ -556,88 +436,6 @@ def _measure_interleaved(
     return {mode: len(inputs[mode]) * batch_size / spent[mode] for mode in modes}
 
 
-@contextmanager
-def _timed_parts() -> Iterator[dict[str, float]]:
-    """Wall-clock seconds spent in the parts of (b), by wrapping them with a timer (a wrapper
-    costs about 0.1 us a call, unlike cProfile, which slows every Python call down)."""
-    from sqlalchemy.engine import Connection
-
-    from billingkit.services import events as service
-    from billingkit.storage.sql import events as sql_events
-    from billingkit.storage.sql import storage as sql_storage
-
-    spent: dict[str, float] = {}
-    targets = [
-        (service, "parse_event", "validation (parse_event, 1,000 calls)"),
-        (sql_events.SqlEventStore, "insert_new", "insert_new: rows and the INSERT"),
-        (Connection, "exec_driver_sql", "  of which the INSERT statement"),
-        (service, "meters_for_events", "meters_for_events (meter lookup)"),
-        (sql_storage.SqlUnitOfWork, "commit", "commit"),
-        (sql_storage.SqlUnitOfWork, "__enter__", "unit of work open (pool, ping)"),
-        (sql_storage.SqlUnitOfWork, "__exit__", "unit of work close"),
-    ]
-    saved = []
-    for owner, name, label in targets:
-        original = owner.__dict__[name]
-        saved.append((owner, name, original))
-        spent[label] = 0.0
-
-        def timed(*a: Any, _f: Any = original, _label: str = label, **k: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return _f(*a, **k)
-            finally:
-                spent[_label] += time.perf_counter() - start
-
-        setattr(owner, name, timed)
-    try:
-        yield spent
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-
-
-def _profile(store: Store, scoped: Scoped, workload: Workload, args: argparse.Namespace) -> None:
-    """Where (b)'s time goes: timed parts, then cProfile's top functions by cumulative time."""
-    n = args.profile_batches
-    batches = [wire(workload.events(args.batch_size)) for _ in range(n)]
-    checkpoint(store)
-    gc.collect()
-    with _timed_parts() as spent:
-        start = time.perf_counter()
-        for batch in batches:
-            scoped.events.ingest_bulk(batch)
-        total = time.perf_counter() - start
-    print(
-        f"  where (b)'s time goes ({n} batches of {args.batch_size:,}, {total * 1e3 / n:.1f} ms per batch):"
-    )
-    top_level = 0.0
-    for label, seconds in spent.items():
-        if not seconds:
-            continue
-        if not label.startswith(" "):
-            top_level += seconds
-        print(f"    {label:<40} {seconds * 1e3 / n:7.2f} ms  {seconds / total:6.1%}")
-    rest = total - top_level
-    print(f"    {'rest (result, matching, bookkeeping)':<40} {rest * 1e3 / n:7.2f} ms  {rest / total:6.1%}")
-
-    batches = [wire(workload.events(args.batch_size)) for _ in range(n)]
-    gc.collect()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for batch in batches:
-        scoped.events.ingest_bulk(batch)
-    profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("cumulative").print_stats(args.top)
-    print(f"  cProfile of (b), top {args.top} by cumulative time (cProfile slows Python calls down):")
-    lines = out.getvalue().splitlines()
-    first = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
-    for line in lines[first:]:
-        if line.strip():
-            print("    " + line)
-
-
 def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     print(f"== {store.kind}: {store.url}")
     workload = Workload(args.customers, seed=args.seed)
@@ -650,7 +448,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     modes = "abcd" if args.alerts else "abc"
     every = max(1, round(1 / args.immediate_share)) if args.immediate_share > 0 else 0
     figures: dict[str, list[float]] = {mode: [] for mode in modes}
-    with http_server(store) as port:
+    with http_server(store.url) as port:
         client = HttpIngest(port, store.api_key)
 
         def inputs(mode: str, n: int) -> list[Any]:
@@ -702,7 +500,14 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
     if stored != expected:
         raise SystemExit(f"the events table has {stored:,} rows, expected {expected:,}")
     if not args.no_profile:
-        _profile(store, scoped, workload, args)
+        n = args.profile_batches
+        checkpoint(store)
+        profile_ingestion(
+            scoped.events.ingest_bulk,
+            lambda: [wire(workload.events(args.batch_size)) for _ in range(n)],
+            batch_size=args.batch_size,
+            top=args.top,
+        )
     billing.close()
     return result
 

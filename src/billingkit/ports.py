@@ -177,9 +177,11 @@ class Ledger(Protocol[T]):
 class EventStore(Protocol):
     """Usage events of one scope. Events are immutable: an id is stored once and never changes."""
 
-    def insert_new(self, events: Sequence[UsageEvent], ingested_at: datetime) -> set[str]:
+    def insert_new(self, events: Iterable[UsageEvent], ingested_at: datetime) -> set[str]:
         """Store the events whose id is not stored yet (the first of repeated ids in ``events``
-        wins); return the ids stored by this call. One statement per batch on SQL stores."""
+        wins); return the ids stored by this call. ``events`` may be lazy: it is consumed once,
+        in order, and may already be partly written when it raises (the unit of work's rollback
+        removes that part). On SQL stores a batch is written in few multi-row statements."""
         ...
 
     def find(self, event_id: str) -> UsageEvent | None: ...

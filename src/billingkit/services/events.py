@@ -9,9 +9,10 @@ Rules:
   depth) without NUL and with no lone surrogate, finite numbers, texts within their column's
   length (255; ``customer_id`` 64). ``Decimal`` property values are stored as their exact decimal
   text (see :func:`parse_event`).
-- A batch is validated completely before anything is written: one invalid event is a
-  ``ValidationError`` naming ``events[<index>].<field>`` and nothing is stored. An empty batch is
-  accepted. A batch holds at most ``max_events`` events.
+- A batch is all or nothing: one invalid event is a ``ValidationError`` naming
+  ``events[<index>].<field>`` and nothing is stored. (Events are validated as the store takes
+  them, so a SQL store may already be writing the first ones; the unit of work rolls them back.)
+  An empty batch is accepted. A batch holds at most ``max_events`` events.
 - Each ``(tenant, environment, event_id)`` is stored once. Repeats, in the same batch (the first
   occurrence wins) or of an earlier one, are reported as duplicates, never stored twice.
 - Every new event is matched to the live meters of its ``event_name`` and their filters; an event
@@ -24,7 +25,7 @@ The hot path builds one small frozen ``UsageEvent`` per event and no pydantic mo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -376,6 +377,17 @@ def _rejection(event: UsageEvent, filter_sets: list[tuple[MeterFilterValue, ...]
     return "no_matching_meter"
 
 
+def _parsed(events: Sequence[Any], ctx: Context, into: list[UsageEvent]) -> Iterator[UsageEvent]:
+    """Each event parsed as the store asks for it (a SQL store may already be writing the first
+    ones while the next are validated), kept in ``into``. An invalid event raises from within the
+    store's call; the unit of work then rolls back whatever was written."""
+    keep = into.append
+    for i, raw in enumerate(events):
+        event = parse_event(raw, ctx, f"events[{i}].")
+        keep(event)
+        yield event
+
+
 def ingest_events(
     uow: UnitOfWork,
     ctx: Context,
@@ -396,8 +408,8 @@ def ingest_events(
             field="events",
             details={"max_events": max_events},
         )
-    parsed = [parse_event(raw, ctx, f"events[{i}].") for i, raw in enumerate(events)]
-    stored = uow.events.insert_new(parsed, ctx.now)
+    parsed: list[UsageEvent] = []
+    stored = uow.events.insert_new(_parsed(events, ctx, parsed), ctx.now)
     new: list[UsageEvent] = []
     duplicates: list[str] = []
     for event in parsed:

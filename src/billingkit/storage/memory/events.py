@@ -40,7 +40,7 @@ class MemoryEventStore:
         self._scope = scope
         self._undo = undo
 
-    def insert_new(self, events: Sequence[UsageEvent], ingested_at: datetime) -> set[str]:
+    def insert_new(self, events: Iterable[UsageEvent], ingested_at: datetime) -> set[str]:
         rows, streams = self._events.rows, self._events.streams
         inserted: set[str] = set()
         for event in events:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -35,6 +34,10 @@ _COLUMNS = (
 )
 # Rows per statement: 10,000 parameters, under SQLite's 32,766 and PostgreSQL's 65,535.
 _ROWS_PER_STATEMENT = 1000
+# Rows per pipelined statement on PostgreSQL (see SqlEventStore.insert_new): small enough that the
+# server starts on the first part while the caller still validates the rest, large enough that a
+# statement's fixed cost stays small. Measured in docs/performance.md (issue 22).
+_PIPELINED_ROWS = 250
 
 
 @lru_cache(maxsize=64)
@@ -90,21 +93,35 @@ def _as_is(instant: datetime) -> datetime:
     return instant
 
 
-@contextmanager
-def _raw_cursors(conn: Connection) -> Iterator[None]:
-    """Within the block, the psycopg connection under ``conn`` makes ``RawCursor``s, which send
-    statements with ``$n`` placeholders as they are. SQLAlchemy still runs the statement (its
-    events, error wrapping and disconnect handling apply); a unit of work's connection is used by
-    one thread at a time, so nobody else sees the switch."""
-    from psycopg import RawCursor
+def _first_of_each_id(events: Iterable[UsageEvent]) -> Iterator[UsageEvent]:
+    """``events`` without repeats of an id already seen (the first one wins), lazily."""
+    seen: set[str] = set()
+    remember = seen.add
+    for event in events:
+        if event.event_id not in seen:
+            remember(event.event_id)
+            yield event
 
-    driver: Any = conn.connection.driver_connection
-    saved = driver.cursor_factory
-    driver.cursor_factory = RawCursor
-    try:
-        yield
-    finally:
-        driver.cursor_factory = saved
+
+def _parts(events: Iterable[UsageEvent], size: int) -> Iterator[list[UsageEvent]]:
+    """``events`` in lists of ``size`` (the last may be shorter), each as soon as it is full."""
+    part: list[UsageEvent] = []
+    for event in events:
+        part.append(event)
+        if len(part) == size:
+            yield part
+            part = []
+    if part:
+        yield part
+
+
+def _answers(pipeline: Any, cursors: list[Any]) -> set[str]:
+    """Wait for the answers of every statement sent in ``pipeline``: the ids each one stored."""
+    pipeline.sync()
+    stored: set[str] = set()
+    for cursor in cursors:
+        stored.update(row[0] for row in cursor.fetchall())
+    return stored
 
 
 class SqlEventStore:
@@ -115,65 +132,98 @@ class SqlEventStore:
         self._conn = conn
         self._tenant, self._environment = scope
 
-    def insert_new(self, batch: Sequence[UsageEvent], ingested_at: datetime) -> set[str]:
-        """Store the events whose id is new, in statements of up to 1,000 rows.
+    def insert_new(self, batch: Iterable[UsageEvent], ingested_at: datetime) -> set[str]:
+        """Store the events whose id is new (the first of repeated ids wins; repeats never reach
+        the database) and return their ids.
 
         Hot path: rows go to the driver as flat parameter lists of values already in the column's
         stored form (UTC text on SQLite, properties as JSON text written by the engine's JSON
-        serializer), through ``exec_driver_sql`` and a statement text built once per row count: no
-        SQLAlchemy type processing per row. On PostgreSQL with psycopg the statement runs on a
-        ``RawCursor`` (``$n`` placeholders), which skips psycopg's client-side rewriting of
-        ``%s`` placeholders, the largest cost of a 10,000-parameter statement; other drivers get
+        serializer), through a statement text built once per row count: no SQLAlchemy type
+        processing per row.
+
+        On PostgreSQL with psycopg, ``batch`` is consumed in parts of 250 events, each sent as
+        soon as it is built in psycopg's pipeline mode on a ``RawCursor`` (``$n`` placeholders,
+        which skips psycopg's client-side rewriting of ``%s``): the server inserts one part while
+        the caller validates the next (``batch`` may be a lazy iterable), and the answers are read
+        once, at the end. Other drivers get one statement of up to 1,000 rows at a time, with
         their own placeholders.
         """
-        if not batch:
-            return set()
-        first: dict[str, UsageEvent] = {}
-        for event in batch:  # the first of repeated ids wins; repeats never reach the database
-            first.setdefault(event.event_id, event)
-        unique = list(first.values())
         dialect = self._conn.dialect
-        numbered = dialect.name == "postgresql" and dialect.driver == "psycopg"
-        return self._insert_rows(unique, ingested_at, None if numbered else placeholder(dialect))
-
-    def _insert_rows(self, batch: list[UsageEvent], ingested_at: datetime, mark: str | None) -> set[str]:
-        dumps: Callable[[Any], str] = getattr(self._conn.dialect, "_json_serializer", None) or _DUMPS
-        tenant, environment = self._tenant, self._environment
-        stamp: Callable[[datetime], Any] = sqlite_time if self._conn.dialect.name == "sqlite" else _as_is
-        numbered = mark is None
-        ingested = stamp(ingested_at.astimezone(UTC))
+        if dialect.name == "postgresql" and dialect.driver == "psycopg":
+            return self._insert_pipelined(batch, ingested_at)
+        unique = list(_first_of_each_id(batch))
+        if not unique:
+            return set()
+        mark = placeholder(dialect)
         stored: set[str] = set()
-        for start in range(0, len(batch), _ROWS_PER_STATEMENT):
-            chunk = batch[start : start + _ROWS_PER_STATEMENT]
-            params: list[Any] = []
-            add = params.extend
-            for e in chunk:
-                properties = e.properties
-                add(
-                    (
-                        tenant,
-                        environment,
-                        e.event_id,
-                        e.event_name,
-                        e.external_customer_id,
-                        e.customer_id,
-                        stamp(e.timestamp),
-                        e.source,
-                        dumps(properties if type(properties) is dict else dict(properties)),
-                        ingested,
-                    )
-                )
-            sql = _insert_sql(mark, len(chunk))
-            if numbered:
-                with _raw_cursors(self._conn):
-                    result = self._conn.exec_driver_sql(sql, tuple(params))
-            else:
-                result = self._conn.exec_driver_sql(sql, tuple(params))
+        for start in range(0, len(unique), _ROWS_PER_STATEMENT):
+            chunk = unique[start : start + _ROWS_PER_STATEMENT]
+            result = self._conn.exec_driver_sql(
+                _insert_sql(mark, len(chunk)), self._parameters(chunk, ingested_at)
+            )
             # The ids straight from the driver's cursor: SQLAlchemy Row objects cost about 1.5 ms a
             # batch, the driver's tuples about 0.2 ms.
             with result:
                 stored.update(row[0] for row in result.cursor.fetchall())
         return stored
+
+    def _parameters(self, chunk: list[UsageEvent], ingested_at: datetime) -> tuple[Any, ...]:
+        """The flat parameters of ``chunk``'s rows, in :data:`_COLUMNS` order."""
+        dialect = self._conn.dialect
+        dumps: Callable[[Any], str] = getattr(dialect, "_json_serializer", None) or _DUMPS
+        tenant, environment = self._tenant, self._environment
+        stamp: Callable[[datetime], Any] = sqlite_time if dialect.name == "sqlite" else _as_is
+        ingested = stamp(ingested_at.astimezone(UTC))
+        params: list[Any] = []
+        add = params.extend
+        for e in chunk:
+            properties = e.properties
+            add(
+                (
+                    tenant,
+                    environment,
+                    e.event_id,
+                    e.event_name,
+                    e.external_customer_id,
+                    e.customer_id,
+                    stamp(e.timestamp),
+                    e.source,
+                    dumps(properties if type(properties) is dict else dict(properties)),
+                    ingested,
+                )
+            )
+        return tuple(params)
+
+    def _insert_pipelined(self, batch: Iterable[UsageEvent], ingested_at: datetime) -> set[str]:
+        """psycopg: one statement per part of :data:`_PIPELINED_ROWS`, sent without waiting.
+
+        The statements bypass SQLAlchemy's execution (it would read each cursor's answer at once,
+        which is the wait this avoids); a driver error is handed to SQLAlchemy's own error handling
+        afterwards, so it surfaces exactly as from ``exec_driver_sql`` (wrapped, the engine's
+        ``handle_error`` hooks run, a lost connection is invalidated). An error raised by
+        ``batch`` itself (an invalid event) propagates after the parts already sent have been
+        answered; the unit of work then rolls them back with everything else.
+        """
+        from psycopg import Error as DriverError
+        from psycopg import RawCursor
+
+        driver: Any = self._conn.connection.driver_connection
+        cursors: list[Any] = []
+        sql = ""
+        params: tuple[Any, ...] = ()
+        try:
+            with driver.pipeline() as pipeline:
+                for part in _parts(_first_of_each_id(batch), _PIPELINED_ROWS):
+                    sql, params = _insert_sql(None, len(part)), self._parameters(part, ingested_at)
+                    cursor = RawCursor(driver)
+                    cursors.append(cursor)
+                    cursor.execute(sql, params)
+                return _answers(pipeline, cursors)
+        except DriverError as exc:
+            self._conn._handle_dbapi_exception(exc, sql, params, None, None)
+        finally:
+            for cursor in cursors:
+                cursor.close()
 
     def find(self, event_id: str) -> UsageEvent | None:
         decoder = column_decoder(events, self._conn.dialect, EVENT_COLUMNS)

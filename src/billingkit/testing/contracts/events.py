@@ -169,6 +169,65 @@ class EventStoreContract:
             assert uow.events.find("e1") is None
             assert uow.events.insert_new([UsageEvent("e1", "n", "c", T0, {})], T0) == {"e1"}
 
+    def test_a_lazy_batch_of_many_parts_is_stored_once_per_id(self, storage: Storage) -> None:
+        """1,200 events from a generator (a SQL store writes them in several statements, on
+        PostgreSQL several parts in flight at once): repeats across parts and of ids stored before
+        are not stored again, and the generator is read once."""
+
+        def event(number: int, tokens: int) -> UsageEvent:
+            return UsageEvent(f"e{number}", "llm.call", "cust-1", T0, {"tokens": tokens})
+
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.events.insert_new([event(5, 0), event(1100, 0)], T0) == {"e5", "e1100"}
+            uow.commit()
+        pulled: list[int] = []
+
+        def batch() -> Any:
+            for number in range(1200):
+                pulled.append(number)
+                yield event(number, 1)
+            for number in (3, 700, 1199):  # repeats of the first, a middle and the last part
+                pulled.append(number)
+                yield event(number, 2)
+
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            stored = uow.events.insert_new(batch(), T0)
+            uow.commit()
+        assert stored == {f"e{n}" for n in range(1200)} - {"e5", "e1100"}
+        assert len(pulled) == 1203
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            kept = {n: uow.events.find(f"e{n}") for n in (3, 5, 700, 1100, 1199)}
+        assert {n: e.properties["tokens"] for n, e in kept.items() if e} == {
+            3: 1,
+            5: 0,
+            700: 1,
+            1100: 0,
+            1199: 1,
+        }
+
+    def test_a_batch_that_fails_midway_leaves_nothing_and_the_store_works_on(self, storage: Storage) -> None:
+        """The iterable raises after 700 events (an invalid event, as ingestion's validation would):
+        the error comes out as it was, the parts already written roll back with the unit of work,
+        and the next unit of work on the same store ingests normally."""
+
+        class Invalid(Exception):
+            pass
+
+        def batch() -> Any:
+            for number in range(700):
+                yield UsageEvent(f"f{number}", "llm.call", "cust-1", T0, {"tokens": 1})
+            raise Invalid("event 700 is invalid")
+
+        with pytest.raises(Invalid), storage.unit_of_work("tenant_a", "env_a") as uow:
+            uow.events.insert_new(batch(), T0)
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.events.find("f0") is None and uow.events.find("f699") is None
+            assert uow.events.insert_new([UsageEvent("f1", "llm.call", "cust-1", T0, {})], T0) == {"f1"}
+            uow.commit()
+        with storage.unit_of_work("tenant_a", "env_a") as uow:
+            assert uow.events.find("f1") is not None
+
     # -- event queries ---------------------------------------------------------------------------
     @settings(
         max_examples=25,
