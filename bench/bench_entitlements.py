@@ -38,16 +38,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.bench_ingest import (
-    DEFAULT_PG_URL,
-    EVENT_NAME,
-    Event,
-    Store,
-    _preload_postgres,
-    _preload_sqlite,
-    reset_postgres,
-    storage_rows,
-)
+from bench.bench_ingest import EVENT_NAME, Event, storage_rows
+from bench.stores import DEFAULT_PG_URL, Store, preload_postgres, preload_sqlite, reset_postgres
 from billingkit import Billing, Scoped, Settings, SqlStorage
 from billingkit.domain.entitlement_checks import EntitlementCheck
 from billingkit.domain.usage import UsageQuery
@@ -125,7 +117,7 @@ def _setup(store: Store, args: argparse.Namespace, now: datetime) -> list[str]:
         rows += events(customer, args.light_events, start, now - timedelta(minutes=5))
     rows.sort(key=lambda e: e.event_id)
     stored = storage_rows(store, rows, now)
-    (_preload_sqlite if store.kind == "sqlite" else _preload_postgres)(store, stored)
+    (preload_sqlite if store.kind == "sqlite" else preload_postgres)(store, stored)
     if store.kind == "postgres":  # the preload analyzes the events; the library-made rows too
         storage = SqlStorage.from_url(store.url, migrate=False)
         with storage.engine.begin() as conn:

@@ -68,7 +68,6 @@ import gc
 import json
 import os
 import random
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -81,30 +80,27 @@ from typing import Any
 from bench.ingest_alerts import configure_alerts
 from bench.ingest_http import HttpIngest, http_server
 from bench.ingest_profile import profile_ingestion
+from bench.stores import (
+    COLUMNS,
+    DEFAULT_PG_URL,
+    Store,
+    checkpoint,
+    count_events,
+    libpq_url,
+    preload_postgres,
+    preload_sqlite,
+    reset_postgres,
+    sqlite_connect,
+)
 from billingkit import Billing, SqlStorage
-from billingkit.storage.sql.tables import events as events_table
 from billingkit.storage.sql.types import sqlite_time  # how UtcDateTime stores instants on SQLite
 
 TARGET_LIBRARY = 0.90
 TARGET_HTTP = 0.80
 TARGET_ALERTS = 0.90
 EVENT_NAME = "llm.tokens"
-COLUMNS = (
-    "tenant_id",
-    "environment_id",
-    "id",
-    "event_name",
-    "external_customer_id",
-    "customer_id",
-    "timestamp",
-    "source",
-    "properties",
-    "ingested_at",
-)
 PERIOD_START = datetime(2026, 1, 1, tzinfo=UTC)
 PERIOD_SECONDS = 90 * 86400  # three months
-DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/billingkit_bench"
-PROTECTED_DATABASES = {"postgres", "test", "template0", "template1"}
 
 
 # -- the workload -----------------------------------------------------------------------------
@@ -174,47 +170,7 @@ def storage_rows(store: Store, events: list[Event], ingested_at: datetime) -> li
     ]
 
 
-# -- stores ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Store:
-    kind: str  # "sqlite" | "postgres"
-    url: str  # SQLAlchemy / billingkit URL
-    tenant_id: str = ""
-    environment_id: str = ""
-    api_key: str = ""
-
-
-def _pg_database(url: str) -> tuple[str, str]:
-    """(the database name, the URL of the server's ``postgres`` database)."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    name = parsed.database or ""
-    admin = parsed.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-    return name, admin
-
-
-def _libpq(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def reset_postgres(url: str) -> None:
-    """Create the benchmark database when missing; drop and recreate its ``public`` schema."""
-    import psycopg
-
-    name, admin_url = _pg_database(url)
-    if not name or name in PROTECTED_DATABASES or not name.startswith("billingkit_bench"):
-        raise SystemExit(f"refusing to use database {name!r}: give a database named billingkit_bench*")
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-            admin.execute(f'CREATE DATABASE "{name}"')
-    with psycopg.connect(_libpq(url), autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
-        conn.execute("CREATE SCHEMA public")
+# -- setup ----------------------------------------------------------------------------------------
 
 
 def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
@@ -242,109 +198,13 @@ def prepare(store: Store, args: argparse.Namespace, workload: Workload) -> None:
     rows = storage_rows(store, events, PERIOD_START + timedelta(seconds=PERIOD_SECONDS))
     del events
     if store.kind == "sqlite":
-        _preload_sqlite(store, rows)
+        preload_sqlite(store, rows)
     else:
-        _preload_postgres(store, rows)
+        preload_postgres(store, rows)
     print(
         f"  preloaded {len(rows):,} events for {len(workload.customers):,} customers "
         f"in {time.perf_counter() - started:.1f}s (not measured)"
     )
-
-
-def _sqlite_path(store: Store) -> str:
-    return store.url.removeprefix("sqlite:///")
-
-
-def _sqlite_connect(store: Store) -> sqlite3.Connection:
-    """A bare connection configured as billingkit configures its own (WAL, synchronous=NORMAL)."""
-    conn = sqlite3.connect(_sqlite_path(store), isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
-
-
-def _index_sql(dialect: Any) -> list[tuple[str, str]]:
-    """(drop, create) statements of the events table's secondary indexes, as the schema defines
-    them (built after the preload: one sort instead of a million random inserts)."""
-    from sqlalchemy.schema import CreateIndex
-
-    return [
-        (f"DROP INDEX {index.name}", str(CreateIndex(index).compile(dialect=dialect)))
-        for index in sorted(events_table.indexes, key=lambda i: str(i.name))
-    ]
-
-
-def _preload_sqlite(store: Store, rows: list[tuple[Any, ...]]) -> None:
-    from sqlalchemy.dialects import sqlite
-
-    conn = _sqlite_connect(store)
-    indexes = _index_sql(sqlite.dialect())
-    for drop, _ in indexes:
-        conn.execute(drop)
-    insert = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-    step = 100_000
-    for start in range(0, len(rows), step):
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(insert, rows[start : start + step])
-        conn.execute("COMMIT")
-    for _, create in indexes:
-        conn.execute(create)
-    conn.execute("ANALYZE")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-
-
-def _preload_postgres(store: Store, rows: list[tuple[Any, ...]]) -> None:
-    import psycopg
-    from sqlalchemy.dialects import postgresql
-
-    indexes = _index_sql(postgresql.dialect())
-    with psycopg.connect(_libpq(store.url), autocommit=True) as conn:
-        for drop, _ in indexes:
-            conn.execute(drop)
-        conn.execute("ALTER TABLE events DROP CONSTRAINT pk_events")
-        copy_sql = f"COPY events ({', '.join(COLUMNS)}) FROM STDIN"
-        with conn.transaction(), conn.cursor() as cur, cur.copy(copy_sql) as copy:
-            for row in rows:
-                copy.write_row(row)
-        conn.execute(
-            "ALTER TABLE events ADD CONSTRAINT pk_events PRIMARY KEY (tenant_id, environment_id, id)"
-        )
-        for _, create in indexes:
-            conn.execute(create)
-        conn.execute("VACUUM ANALYZE events")
-        conn.execute("CHECKPOINT")
-
-
-def checkpoint(store: Store) -> None:
-    """Start each measurement from the same state: a checkpoint just done. Right after one,
-    PostgreSQL writes every page an insert touches first in full into the WAL (about 16 MB per
-    1,000 events here, falling to about 7 MB as the pages are touched again), and it checkpoints
-    every few hundred MB of WAL: without this, whichever mode runs after a checkpoint pays more."""
-    if store.kind == "sqlite":
-        conn = _sqlite_connect(store)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
-        return
-    import psycopg
-
-    with psycopg.connect(_libpq(store.url), autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-
-
-def count_events(store: Store) -> int:
-    if store.kind == "sqlite":
-        conn = _sqlite_connect(store)
-        (n,) = conn.execute("SELECT count(*) FROM events").fetchone()
-        conn.close()
-        return int(n)
-    import psycopg
-
-    with psycopg.connect(_libpq(store.url)) as conn:
-        row = conn.execute("SELECT count(*) FROM events").fetchone()
-        return int(row[0]) if row else 0
 
 
 # -- (a) raw driver -------------------------------------------------------------------------------
@@ -375,11 +235,11 @@ class RawIngest:
     def __init__(self, store: Store) -> None:
         self.store = store
         if store.kind == "sqlite":
-            self.conn: Any = _sqlite_connect(store)
+            self.conn: Any = sqlite_connect(store)
         else:
             import psycopg
 
-            self.conn = psycopg.connect(_libpq(store.url), cursor_factory=psycopg.RawCursor)
+            self.conn = psycopg.connect(libpq_url(store.url), cursor_factory=psycopg.RawCursor)
         self.statements: dict[int, str] = {}
 
     def __call__(self, rows: list[tuple[Any, ...]]) -> int:

@@ -6,7 +6,7 @@ Run: ``python -m bench read_latency [-- --subscriptions 10000 --stores sqlite,po
 For each store (a SQLite file in WAL mode in a temporary directory; PostgreSQL at ``--pg-url``, a
 database this benchmark owns):
 
-0. Setup, not measured: ``bench billing``'s workload (:func:`bench.bench_billing.prepare`):
+0. Setup, not measured: ``bench billing``'s workload (:func:`bench.billing_setup.prepare`):
    ``--subscriptions`` monthly subscriptions due at once, one customer each, 100 events each
    (about 1 million events for 10,000), one in four with a coupon and a tax. The prepared database
    is then kept as a template (a copy of the SQLite file; ``CREATE DATABASE ... TEMPLATE`` on
@@ -60,8 +60,9 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench.bench_billing import RUN_AT, T0, Cohort, checkpoint, prepare
-from bench.bench_ingest import DEFAULT_PG_URL, Store, _libpq, _pg_database
+from bench.billing_setup import prepare
+from bench.billing_workload import RUN_AT, T0, Cohort
+from bench.stores import DEFAULT_PG_URL, Store, checkpoint, libpq_url, pg_database
 from billingkit import Billing, Scoped, SqlStorage, TestClock
 
 TARGET_P99_MS = 50.0
@@ -112,7 +113,7 @@ class Template:
             self._path, self._copy = path, path.with_name("template.db")
             shutil.copyfile(path, self._copy)
         else:
-            name, self._admin = _pg_database(store.url)
+            name, self._admin = pg_database(store.url)
             self._template, self._run = name, f"{name}_run"
             self.run_url = store.url.rsplit("/", 1)[0] + f"/{self._run}"
 
@@ -128,7 +129,7 @@ class Template:
         with psycopg.connect(self._admin, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{self._run}" WITH (FORCE)')
             admin.execute(f'CREATE DATABASE "{self._run}" TEMPLATE "{self._template}" STRATEGY FILE_COPY')
-        with psycopg.connect(_libpq(self.run_url), autocommit=True) as conn:
+        with psycopg.connect(libpq_url(self.run_url), autocommit=True) as conn:
             conn.execute("ANALYZE")
             conn.execute("CHECKPOINT")
         return self.run_url

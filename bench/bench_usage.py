@@ -33,7 +33,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench.bench_ingest import DEFAULT_PG_URL, EVENT_NAME, Store, Workload, _libpq, _sqlite_path, prepare
+from bench.bench_ingest import EVENT_NAME, Workload, prepare
+from bench.stores import DEFAULT_PG_URL, Store, libpq_url, sqlite_path
 from billingkit import Billing, SqlStorage
 from billingkit.domain.usage import AggregationType, MeterSpec, UsageQuery
 from billingkit.storage.sql.types import sqlite_time
@@ -55,7 +56,7 @@ RAW_SQL = {
 def raw_sum(store: Store) -> tuple[Callable[[str], Decimal], Callable[[], None]]:
     """The plain statement through the bare driver on its own connection: ``(ask, close)``."""
     if store.kind == "sqlite":
-        conn = sqlite3.connect(_sqlite_path(store), isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(sqlite_path(store), isolation_level=None, check_same_thread=False)
         start, end = (sqlite_time(t) for t in FEBRUARY)
 
         def ask_sqlite(customer: str) -> Decimal:
@@ -66,7 +67,7 @@ def raw_sum(store: Store) -> tuple[Callable[[str], Decimal], Callable[[], None]]
         return ask_sqlite, conn.close
     import psycopg
 
-    pg = psycopg.connect(_libpq(store.url), autocommit=True)
+    pg = psycopg.connect(libpq_url(store.url), autocommit=True)
 
     def ask_pg(customer: str) -> Decimal:
         params = (store.tenant_id, store.environment_id, customer, EVENT_NAME, *FEBRUARY)

@@ -27,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.bench_ingest import reset_postgres
+from bench.stores import reset_postgres
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/billingkit_bench_webhooks"
 
