@@ -160,6 +160,7 @@ def main(argv: list[str]) -> None:
         "--pg-url", default=DEFAULT_PG_URL.replace("billingkit_bench", "billingkit_bench_usage")
     )
     parser.add_argument("--seed", type=int, default=7)
+    parser.set_defaults(alerts=False)  # bench_ingest.prepare's --alerts: this benchmark sets none
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="billingkit-bench-usage-") as tmp:
         for kind in args.stores.split(","):
