@@ -168,7 +168,8 @@ def _shared_routes(metrics: bool) -> tuple[BaseRoute, ...]:
     once per app that includes it, which cost about a second per app for the ~260 routes; the
     routes hold nothing of the app (the app's ``Billing`` is ``request.app.state.billing``), so
     every app of the process serves the same route objects. They are included into an app that
-    serves nothing, with the same app-level dependency as the apps that use them."""
+    serves nothing, with the same app-level dependency as the apps that use them. (The routers
+    have no startup handlers or lifespan, which ``include_router`` would hand to that app only.)"""
     template = _new_app(openapi_url=None, docs_url=None)
     template.router.dependency_overrides_provider = _CurrentAppOverrides()
     for router, prefix in _routers(metrics):
