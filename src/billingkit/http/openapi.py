@@ -19,19 +19,23 @@ FastAPI documents each operation's success answer from the route's answer model
 
 from __future__ import annotations
 
+import copy
+import threading
+from collections import OrderedDict
 from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
+from starlette.routing import BaseRoute, Route
 
 from billingkit import errors
 from billingkit.domain.event_sources import EMITTED_BY
 from billingkit.domain.event_types import EVENT_TYPES
 from billingkit.http.schemas.webhooks import PAYLOADS
 
-__all__ = ["ERROR_SCHEMA", "ROUTE_SPECIFIC", "error_statuses", "install_openapi", "webhooks"]
+__all__ = ["ERROR_SCHEMA", "ROUTE_SPECIFIC", "document", "error_statuses", "install_openapi", "webhooks"]
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -118,14 +122,57 @@ def webhooks(schemas: dict[str, Any]) -> dict[str, Any]:
     return documented
 
 
+#: Documents already built, by what determines them (:func:`_document_key`), each with the routes
+#: its key names by identity (kept alive so an identity is never reused); a few, newest last.
+_DOCUMENTS: OrderedDict[tuple[Any, ...], tuple[tuple[BaseRoute, ...], dict[str, Any]]] = OrderedDict()
+_DOCUMENTS_KEPT = 8
+_DOCUMENTS_LOCK = threading.Lock()
+
+
+def _document_key(app: FastAPI) -> tuple[tuple[Any, ...], tuple[BaseRoute, ...]]:
+    """What the document of ``app`` is made of: its title and version and its routes, by identity
+    (apps of one configuration share their route objects, see :mod:`billingkit.http.app`), with
+    the routes version FastAPI keeps of the routers they include (a route added to an included
+    router after the document was built changes it). Plain Starlette routes (the document and
+    docs pages themselves, per app) are never documented, so they are left out."""
+    routes = tuple(route for route in app.routes if type(route) is not Route)
+    version = getattr(app.router, "_get_routes_version", None)
+    return (
+        app.title,
+        app.version,
+        app.openapi_version,
+        tuple(id(route) for route in routes),
+        version() if version is not None else None,
+    ), routes
+
+
+def _build(app: FastAPI) -> dict[str, Any]:
+    return _document(get_openapi(title=app.title, version=app.version, routes=app.routes))
+
+
+def document(app: FastAPI) -> dict[str, Any]:
+    """A new copy of the corrected document of ``app``, built once per process for all the apps
+    with the same title, version and routes."""
+    key, routes = _document_key(app)
+    with _DOCUMENTS_LOCK:
+        found = _DOCUMENTS.get(key)
+        if found is None:
+            found = (routes, _build(app))
+            _DOCUMENTS[key] = found
+            while len(_DOCUMENTS) > _DOCUMENTS_KEPT:
+                _DOCUMENTS.popitem(last=False)
+        else:
+            _DOCUMENTS.move_to_end(key)
+    return copy.deepcopy(found[1])
+
+
 def install_openapi(app: FastAPI) -> None:
-    """Serve the corrected document at ``app.openapi_url`` (built once, on first use)."""
+    """Serve the corrected document at ``app.openapi_url`` (built once, on first use; each app gets
+    its own copy of a document shared by the apps with the same routes, see :func:`document`)."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = _document(
-                get_openapi(title=app.title, version=app.version, routes=app.routes)
-            )
+            app.openapi_schema = document(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
