@@ -34,8 +34,9 @@ benchmark owns: it is created when missing and its ``public`` schema is dropped 
    Each round starts from the same state: its inputs built beforehand and a checkpoint just done
    (PostgreSQL ``CHECKPOINT``, SQLite ``wal_checkpoint(TRUNCATE)``: after a checkpoint
    PostgreSQL logs whole pages again, which makes the next batches up to 1.5x slower). Within a
-   round the modes take turns batch by batch, the first of each turn rotating, and each call is
-   timed alone after a full garbage collection (``--interleave batch``, the default): the
+   round the modes take turns batch by batch, the first of each turn rotating (and the mode that
+   opens a round, from round to round), and each call is timed alone after a full garbage
+   collection (``--interleave batch``, the default): the
    database's own speed drifts by up to 1.3x between rounds, and taking turns makes every mode
    meet the same drift, so the ratios measure the modes and not the moment each ran.
    ``--interleave mode`` runs each mode's batches in a row after a checkpoint of its own, as
@@ -279,16 +280,20 @@ def _measure(run: Callable[[Any], int], inputs: list[Any], batch_size: int) -> f
 
 
 def _measure_interleaved(
-    runners: dict[str, Callable[[Any], int]], inputs: dict[str, list[Any]], batch_size: int
+    runners: dict[str, Callable[[Any], int]], inputs: dict[str, list[Any]], batch_size: int, first: int = 0
 ) -> dict[str, float]:
     """Events per second of each mode over its ``inputs``, the modes taking turns batch by batch
     (the first mode of each turn rotating), so that every mode meets the same database: the
     same distance from the last checkpoint, the same autovacuum and the same neighbours' load.
-    Each call is timed alone, after a full garbage collection."""
+    ``first`` picks the mode that opens the round (pass the round's number): the first batch
+    after the checkpoint is the dearest (PostgreSQL logs every page it touches in full), and
+    the same mode must not pay it every round. Each call is timed alone, after a full garbage
+    collection."""
     modes = list(inputs)
     spent = dict.fromkeys(modes, 0.0)
     for i in range(len(inputs[modes[0]])):
-        turn = modes[i % len(modes) :] + modes[: i % len(modes)]
+        shift = (first + i) % len(modes)
+        turn = modes[shift:] + modes[:shift]
         for mode in turn:
             gc.collect()
             start = time.perf_counter()
@@ -341,7 +346,7 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
                 prepared = {mode: inputs(mode, args.batches) for mode in modes}
                 checkpoint(store)
                 client.reconnect()
-                rates = _measure_interleaved(runners, prepared, size)
+                rates = _measure_interleaved(runners, prepared, size, first=round_no - 1)
             else:
                 rates = {}
                 for mode in modes:
@@ -353,7 +358,9 @@ def run_store(store: Store, args: argparse.Namespace) -> dict[str, float]:
             for mode in modes:
                 figures[mode].append(rates[mode])
                 line.append(f"{mode} {rates[mode]:>9,.0f}/s")
-            print(f"  round {round_no}: " + "   ".join(line))
+            # The round's own ratios: its modes met the same database, batch by batch.
+            paired = [f"{m}/a {rates[m] / rates['a']:.2f}" for m in modes if m != "a"]
+            print(f"  round {round_no}: " + "   ".join(line) + "   (" + ", ".join(paired) + ")")
         client.close()
     raw.close()
 
