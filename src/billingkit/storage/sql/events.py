@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 
 from billingkit.domain.event_queries import EventFilter, EventPage
 from billingkit.domain.usage import UsageEvent
+from billingkit.storage.sql.driver import raise_driver_error
 from billingkit.storage.sql.event_queries import EVENT_COLUMNS, query_events, usage_event
 from billingkit.storage.sql.mapping import column_decoder, placeholder
 from billingkit.storage.sql.tables import events
@@ -198,9 +199,8 @@ class SqlEventStore:
         """psycopg: one statement per part of :data:`_PIPELINED_ROWS`, sent without waiting.
 
         The statements bypass SQLAlchemy's execution (it would read each cursor's answer at once,
-        which is the wait this avoids); a driver error is handed to SQLAlchemy's own error handling
-        afterwards, so it surfaces exactly as from ``exec_driver_sql`` (wrapped, the engine's
-        ``handle_error`` hooks run, a lost connection is invalidated). An error raised by
+        which is the wait this avoids); a driver error goes to SQLAlchemy's own error handling
+        (:func:`billingkit.storage.sql.driver.raise_driver_error`). An error raised by
         ``batch`` itself (an invalid event) propagates after the parts already sent have been
         answered; the unit of work then rolls them back with everything else.
         """
@@ -220,7 +220,7 @@ class SqlEventStore:
                     cursor.execute(sql, params)
                 return _answers(pipeline, cursors)
         except DriverError as exc:
-            self._conn._handle_dbapi_exception(exc, sql, params, None, None)
+            raise_driver_error(self._conn, exc, sql, params)
         finally:
             for cursor in cursors:
                 cursor.close()

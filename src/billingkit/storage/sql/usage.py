@@ -34,6 +34,7 @@ from billingkit.domain.usage import (
     UsageResult,
     usage_from_partials,
 )
+from billingkit.storage.sql.driver import fetch_rows
 from billingkit.storage.sql.json_props import sqlite_number, sqlite_plain
 from billingkit.storage.sql.types import sqlite_instant, sqlite_time
 from billingkit.storage.sql.usage_statements import Shape, prepared
@@ -321,7 +322,7 @@ class SqlUsageStore:
         params = dict(constants)
         params["t"], params["e"] = self._scope
         params.update(questions)
-        return list(self._conn.exec_driver_sql(sql, params).fetchall())
+        return fetch_rows(self._conn, sql, params)
 
 
 def _packed(raw: Any) -> str:
