@@ -9,28 +9,25 @@ import io
 import os
 import pstats
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager
 
 from bench.billing_workload import Cohort
+from bench.timers import Target, timed_calls
 from billingkit import Billing
 from billingkit.domain.invoices import Invoice
 
 __all__ = ["ORDER", "PROFILE_ROWS", "run_profiled", "run_timed", "timed_parts"]
 
 
-@contextmanager
-def timed_parts() -> Iterator[dict[str, float]]:
-    """Wall-clock seconds in the parts of a run, by wrapping them with a timer. Labels are indented
-    under the part that calls them; table inserts are told apart by table."""
+def timed_parts() -> AbstractContextManager[dict[str, float]]:
+    """Wall-clock seconds in the parts of a run (:func:`bench.timers.timed_calls`). Labels are
+    indented under the part that calls them; table inserts are told apart by table."""
     from billingkit.services import billing_runs, invoice_issuing, invoicing, notifications
     from billingkit.storage.sql.repository import SqlRepository
     from billingkit.storage.sql.storage import SqlUnitOfWork
     from billingkit.storage.sql.usage import SqlUsageStore
 
-    spent: dict[str, float] = {}
-    targets: list[tuple[Any, str, Callable[..., str]]] = [
+    targets: list[Target] = [
         (SqlUnitOfWork, "__enter__", lambda *a: "unit of work open (pool checkout, BEGIN)"),
         (SqlUnitOfWork, "claim_due", lambda *a: "claim (SELECT, rows -> Subscription)"),
         (billing_runs, "plan_due", lambda *a: "plan_due"),
@@ -49,25 +46,7 @@ def timed_parts() -> Iterator[dict[str, float]]:
         (SqlUnitOfWork, "commit", lambda *a: "commit"),
         (SqlUnitOfWork, "__exit__", lambda *a: "unit of work close"),
     ]
-    saved = []
-    for owner, name, label in targets:
-        original = owner.__dict__[name]
-        saved.append((owner, name, original))
-
-        def timed(*a: Any, _f: Any = original, _label: Callable[..., str] = label, **k: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return _f(*a, **k)
-            finally:
-                key = _label(*a)
-                spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
-
-        setattr(owner, name, timed)
-    try:
-        yield spent
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
+    return timed_calls(targets)
 
 
 ORDER = [

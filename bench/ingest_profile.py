@@ -8,17 +8,17 @@ import gc
 import io
 import pstats
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
+
+from bench.timers import Target, timed_calls
 
 __all__ = ["profile_ingestion"]
 
 
-@contextmanager
-def _timed_parts() -> Iterator[dict[str, float]]:
-    """Wall-clock seconds spent in the parts of (b), by wrapping them with a timer (a wrapper
-    costs about 0.1 us a call, unlike cProfile, which slows every Python call down).
+def _timed_parts() -> AbstractContextManager[dict[str, float]]:
+    """Wall-clock seconds spent in the parts of (b) (:func:`bench.timers.timed_calls`).
 
     The events are validated as the store takes them (``insert_new`` pulls them from a lazy
     iterable), so validation is counted inside ``insert_new``; on PostgreSQL the store sends each
@@ -29,8 +29,7 @@ def _timed_parts() -> Iterator[dict[str, float]]:
     from billingkit.storage.sql import events as sql_events
     from billingkit.storage.sql import storage as sql_storage
 
-    spent: dict[str, float] = {}
-    targets = [
+    targets: list[Target] = [
         (sql_events.SqlEventStore, "insert_new", "insert_new: validation, rows, the INSERT"),
         (service, "parse_event", "  of which validation (parse_event)"),
         (sql_events.SqlEventStore, "_parameters", "  of which building the rows"),
@@ -41,25 +40,7 @@ def _timed_parts() -> Iterator[dict[str, float]]:
         (sql_storage.SqlUnitOfWork, "__enter__", "unit of work open (pool, ping)"),
         (sql_storage.SqlUnitOfWork, "__exit__", "unit of work close"),
     ]
-    saved = []
-    for owner, name, label in targets:
-        original = owner.__dict__[name]
-        saved.append((owner, name, original))
-        spent[label] = 0.0
-
-        def timed(*a: Any, _f: Any = original, _label: str = label, **k: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return _f(*a, **k)
-            finally:
-                spent[_label] += time.perf_counter() - start
-
-        setattr(owner, name, timed)
-    try:
-        yield spent
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
+    return timed_calls(targets)
 
 
 def profile_ingestion(
